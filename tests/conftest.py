@@ -1,0 +1,29 @@
+"""Shared test fixtures: the shared UD data root and hypothesis profiles."""
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SHARED_UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+
+
+def shared_treebanks() -> list[Path]:
+    """Directories of the shared UD treebanks, empty when the shared data is absent."""
+    if not SHARED_UD.is_dir():
+        return []
+    return sorted(p for p in SHARED_UD.iterdir() if p.is_dir() and p.name.startswith("UD_"))
+
+
+@pytest.fixture(scope="session")
+def ud_root() -> Path:
+    if not SHARED_UD.is_dir():
+        pytest.skip(f"shared UD treebanks not found at {SHARED_UD}")
+    return SHARED_UD
