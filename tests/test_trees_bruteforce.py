@@ -11,7 +11,6 @@ crossing intervals against naive re-implementations of their definitions.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -25,35 +24,7 @@ from neuralparse.trees.crossing import (
     min_crossing_interval_k,
 )
 from neuralparse.trees.planarity import is_planar, min_planarity, plane_assignment
-
-
-def all_trees(n: int, *, single_root: bool) -> Iterator[tuple[int, ...]]:
-    """Every tree over n words as a heads tuple (head choices assigned word by word, pruning
-    a partial assignment as soon as following heads from the new word returns to it)."""
-    heads = [-1] * n
-
-    def closes_cycle(word: int) -> bool:
-        v = heads[word - 1]
-        while v > 0 and heads[v - 1] != -1:
-            if v == word:
-                return True
-            v = heads[v - 1]
-        return v == word
-
-    def extend(word: int, roots: int) -> Iterator[tuple[int, ...]]:
-        if word > n:
-            if roots >= 1:
-                yield tuple(heads)
-            return
-        for h in range(n + 1):
-            if h == word or (single_root and h == 0 and roots == 1):
-                continue
-            heads[word - 1] = h
-            if h == 0 or not closes_cycle(word):
-                yield from extend(word + 1, roots + (h == 0))
-        heads[word - 1] = -1
-
-    yield from extend(1, 0)
+from tests.trees_strategies import all_trees
 
 
 @dataclass(frozen=True)

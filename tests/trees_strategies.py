@@ -6,6 +6,7 @@ Import as ``from tests.trees_strategies import trees``.  Heads follow docs/dev/C
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import pairwise
 
 from hypothesis import strategies as st
@@ -66,3 +67,32 @@ def projective_trees(
         for a, b in segments(lo, head - 1) + segments(head + 1, hi):
             pending.append((a, b, head))
     return heads
+
+
+def all_trees(n: int, *, single_root: bool = False) -> Iterator[tuple[int, ...]]:
+    """Every tree over n words as a heads tuple (head choices assigned word by word, pruning
+    a partial assignment as soon as following heads from the new word returns to it)."""
+    heads = [-1] * n
+
+    def closes_cycle(word: int) -> bool:
+        v = heads[word - 1]
+        while v > 0 and heads[v - 1] != -1:
+            if v == word:
+                return True
+            v = heads[v - 1]
+        return v == word
+
+    def extend(word: int, roots: int) -> Iterator[tuple[int, ...]]:
+        if word > n:
+            if roots >= 1:
+                yield tuple(heads)
+            return
+        for h in range(n + 1):
+            if h == word or (single_root and h == 0 and roots == 1):
+                continue
+            heads[word - 1] = h
+            if h == 0 or not closes_cycle(word):
+                yield from extend(word + 1, roots + (h == 0))
+        heads[word - 1] = -1
+
+    yield from extend(1, 0)

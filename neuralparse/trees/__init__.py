@@ -29,26 +29,33 @@ from neuralparse.trees.crossing import (
     is_k_crossing_interval,
     is_one_endpoint_crossing,
 )
+from neuralparse.trees.lifting import LiftResult, lift
 from neuralparse.trees.planarity import is_planar, min_planarity, plane_assignment
+from neuralparse.trees.pseudo_projective import decode, encode, strip_markers
 from neuralparse.trees.punctuation import remove_words
 
 __all__ = [
+    "LiftResult",
     "arcs",
     "arcs_cross",
     "check_tree",
     "children",
     "crossed_arcs",
     "crossing_intervals",
+    "decode",
+    "encode",
     "gap_degree",
     "is_k_crossing_interval",
     "is_one_endpoint_crossing",
     "is_planar",
     "is_projective",
     "is_well_nested",
+    "lift",
     "min_planarity",
     "nonprojective_arcs",
     "plane_assignment",
     "projective_order",
     "projective_positions",
     "remove_words",
+    "strip_markers",
 ]
