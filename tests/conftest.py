@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -11,6 +12,10 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# The engine's per-transition tensors are tiny: intra-op threads only add contention (measured
+# about 10x slower replays on a loaded 2-core machine with torch's default thread count).
+torch.set_num_threads(1)
 
 SHARED_UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
 

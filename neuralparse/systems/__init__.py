@@ -1,1 +1,59 @@
-"""neuralparse.systems"""
+"""Transition systems on a batched tensor state (see :mod:`neuralparse.systems.state`).
+
+``get_system(name, labels, **options)`` builds a system by name; ``SYSTEMS`` maps the names to
+their classes and is the one place a new system registers itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neuralparse.systems.arc_eager import ArcEager
+from neuralparse.systems.arc_hybrid import ArcHybrid
+from neuralparse.systems.arc_standard import ArcStandard
+from neuralparse.systems.base import (
+    Gold,
+    OracleResult,
+    TransitionSystem,
+    random_actions,
+    random_walks,
+    replay,
+    run_oracle,
+)
+from neuralparse.systems.state import State
+from neuralparse.systems.swap import Swap
+
+SYSTEMS: dict[str, type[TransitionSystem]] = {
+    cls.name: cls for cls in (ArcStandard, ArcEager, ArcHybrid, Swap)
+}
+
+
+def get_system(name: str, labels: Sequence[str] = (), **options: object) -> TransitionSystem:
+    """The transition system ``name`` over the label inventory ``labels``.
+
+    Options go to the system's constructor, e.g. ``get_system("swap", labels, oracle="lazy")``
+    or ``root_label=None`` to lift the UD root-label rule.
+    """
+    try:
+        cls = SYSTEMS[name]
+    except KeyError:
+        raise ValueError(f"unknown transition system {name!r}; known: {sorted(SYSTEMS)}") from None
+    return cls(labels, **options)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "SYSTEMS",
+    "ArcEager",
+    "ArcHybrid",
+    "ArcStandard",
+    "Gold",
+    "OracleResult",
+    "State",
+    "Swap",
+    "TransitionSystem",
+    "get_system",
+    "random_actions",
+    "random_walks",
+    "replay",
+    "run_oracle",
+]

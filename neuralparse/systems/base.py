@@ -1,0 +1,410 @@
+"""The transition-system interface on the batched :class:`~neuralparse.systems.state.State`.
+
+A system fixes its unlabeled transitions (in the paper's names), which of them build arcs,
+and the label inventory given at construction.  Actions are the unlabeled transitions with
+the arc-building ones multiplied by the labels, e.g. ``SHIFT``, ``LEFT-ARC:nsubj``; with an
+empty label inventory every transition is one action (unlabeled parsing).
+
+Conventions shared by every system:
+
+* ``apply`` changes the state **in place** and ignores terminal configurations (whatever
+  action is passed for them), so a batch can keep stepping until all are terminal;
+  ``reorder`` (beam search) returns a new state.
+* ``legal`` is all False for terminal configurations; every non-terminal configuration has at
+  least one legal action (no dead ends), and every legal sequence reaches a terminal
+  configuration within ``max_transitions(n)`` steps whose arcs form a single-rooted tree of the
+  system's class (soundness), exactly one word attached to the root 0 (UD).
+* With ``root_label`` (default ``"root"``) in an inventory that has other labels too, arcs from
+  the root 0 take exactly that label and word-to-word arcs never do (the UD rule).
+* ``features`` returns token indices ``[B, F]`` named by ``feature_names``: 0 is the root,
+  1..n words, -1 null.  Stack tops and buffer front, as in Kiperwasser & Goldberg (2016).
+* Static oracles run on the engine itself, batched: ``oracle_actions(state, gold)`` chooses one
+  action per configuration from tensors (gold heads, labels, children counts and
+  system-specific tables), so that oracle replay over a treebank costs the same constant work
+  per transition as parsing.  ``oracle(heads, deprels)`` wraps it for one tree.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from neuralparse.systems.state import State
+
+
+@dataclass
+class Gold:
+    """Gold trees of a batch as tensors ``[B, n_max + 1]`` (column 0 = the root; padding and
+    the root's own head are -1), plus what static oracles consult.
+
+    ``attached[b, v]`` counts the dependents of ``v`` attached so far; it is oracle-side
+    book-keeping, updated by :func:`run_oracle` from the arc log after every step.
+    ``extra`` holds system-specific per-word tables (projective order, components...).
+    """
+
+    heads: Tensor
+    labels: Tensor
+    n_children: Tensor
+    attached: Tensor
+    extra: dict[str, Tensor] = field(default_factory=dict)
+
+    def at(self, table: Tensor, tokens: Tensor, fill: int = -1) -> Tensor:
+        """``table[b, tokens[b]]``, or ``fill`` where ``tokens[b]`` is the null index -1."""
+        value = table.gather(1, tokens.clamp(min=0)[:, None])[:, 0]
+        return torch.where(tokens >= 0, value, torch.full_like(value, fill))
+
+    def complete(self, tokens: Tensor) -> Tensor:
+        """Whether each token already has all its gold dependents (False for null)."""
+        return (self.at(self.attached, tokens) == self.at(self.n_children, tokens)) & (tokens >= 0)
+
+
+class TransitionSystem(ABC):
+    """Abstract transition system over a :class:`State` batch (see the module docstring)."""
+
+    name: ClassVar[str]
+    transitions: ClassVar[tuple[str, ...]]
+    """Unlabeled transitions, in the paper's names; their index is the transition id."""
+    arc_transitions: ClassVar[frozenset[str]]
+    """The transitions that build an arc and therefore take a label."""
+    feature_names: ClassVar[tuple[str, ...]] = ("s0", "s1", "s2", "b0")
+
+    def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
+        self.labels: tuple[str, ...] = tuple(labels)
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError("duplicate labels in the label inventory")
+        self.label_index = {label: i for i, label in enumerate(self.labels)}
+        # The UD root-label rule only makes sense when other labels exist for other arcs.
+        self.root_label_id = (
+            self.label_index[root_label]
+            if root_label in self.label_index and len(self.labels) > 1
+            else -1
+        )
+        action_transition: list[int] = []
+        action_label: list[int] = []
+        width = max(1, len(self.labels))
+        table = [[0] * width for _ in self.transitions]
+        for t, transition in enumerate(self.transitions):
+            if transition in self.arc_transitions and self.labels:
+                for label_id in range(len(self.labels)):
+                    table[t][label_id] = len(action_transition)
+                    action_transition.append(t)
+                    action_label.append(label_id)
+            else:
+                table[t] = [len(action_transition)] * width
+                action_transition.append(t)
+                action_label.append(-1)
+        self._action_transition = action_transition
+        self._action_label = action_label
+        self._action_table = table
+        self._tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(labels={len(self.labels)})"
+
+    # -- action inventory -------------------------------------------------------------------
+    @property
+    def num_actions(self) -> int:
+        return len(self._action_transition)
+
+    def transition_id(self, transition: str) -> int:
+        return self.transitions.index(transition)
+
+    def action_names(self) -> list[str]:
+        """Readable action names such as ``SHIFT`` and ``LEFT-ARC:nsubj``."""
+        return [self.action_name(a) for a in range(self.num_actions)]
+
+    def action_name(self, action: int) -> str:
+        transition, label = self.decode(action)
+        return transition if label is None else f"{transition}:{label}"
+
+    def encode(self, transition: str, label: str | None = None) -> int:
+        """The action id of a transition (with its label when it builds an arc)."""
+        t = self.transition_id(transition)
+        if transition in self.arc_transitions and self.labels:
+            if label is None:
+                raise ValueError(f"{transition} needs a label")
+            return self._action_table[t][self.label_index[label]]
+        return self._action_table[t][0]
+
+    def decode(self, action: int) -> tuple[str, str | None]:
+        """``(transition, label or None)`` of an action id."""
+        label_id = self._action_label[action]
+        label = self.labels[label_id] if label_id >= 0 else None
+        return self.transitions[self._action_transition[action]], label
+
+    def action_tensors(self, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """``(transition of each action [A], label of each action [A], action of
+        (transition, label) [T, max(1, L)], whether each action's label is the root label)``,
+        cached per device."""
+        if device not in self._tensors:
+            at = torch.tensor(self._action_transition, dtype=torch.long, device=device)
+            al = torch.tensor(self._action_label, dtype=torch.long, device=device)
+            table = torch.tensor(self._action_table, dtype=torch.long, device=device)
+            is_root = (al == self.root_label_id) & (al >= 0)
+            self._tensors[device] = (at, al, table, is_root)
+        return self._tensors[device]
+
+    def actions_for(self, transitions: Tensor, labels: Tensor) -> Tensor:
+        """Vectorized :meth:`encode`: action ids from transition ids and label ids ``[B]``
+        (label ignored for transitions that build no arc)."""
+        _, _, table, _ = self.action_tensors(transitions.device)
+        return table[transitions, labels.clamp(min=0)]
+
+    # -- the state machine ------------------------------------------------------------------
+    @abstractmethod
+    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+        """The initial configurations for sentences of the given lengths."""
+
+    @abstractmethod
+    def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
+        """``(legal [B, T], builds a root arc [B, T])`` per unlabeled transition; all False
+        for terminal configurations."""
+
+    @abstractmethod
+    def apply_transitions(
+        self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
+    ) -> None:
+        """Apply ``transitions[b]`` (with label id ``labels[b]``) where ``active[b]``."""
+
+    @abstractmethod
+    def terminal(self, state: State) -> Tensor:
+        """``[B]`` whether each configuration is terminal."""
+
+    @abstractmethod
+    def in_class(self, heads: Sequence[int]) -> bool:
+        """Whether the system can derive this (single-rooted) tree."""
+
+    @abstractmethod
+    def max_transitions(self, n: int) -> int:
+        """The worst-case number of transitions for an ``n``-word sentence."""
+
+    @abstractmethod
+    def oracle_actions(self, state: State, gold: Gold) -> Tensor:
+        """The static oracle's action ``[B]`` for each configuration (any value for terminal
+        ones)."""
+
+    @staticmethod
+    def lengths_tensor(lengths: Tensor | Sequence[int], device: torch.device | None) -> Tensor:
+        """Sentence lengths as a long tensor on ``device`` (default: where they are)."""
+        if not isinstance(lengths, Tensor):
+            lengths = torch.tensor(list(lengths), dtype=torch.long)
+        return lengths.to(device=device or lengths.device, dtype=torch.long)
+
+    def legal(self, state: State) -> Tensor:
+        """``[B, A]`` legal actions (all False for terminal configurations).
+
+        One gather from a ``[B, 2T]`` table: columns ``T + t`` say "t is legal and builds a
+        root arc", so an action labeled with the root label reads those and every other
+        action reads "t is legal and builds no root arc" (the UD root-label rule).
+        """
+        legal_t, root_arc = self.transition_legal(state)
+        at, _, _, is_root = self.action_tensors(state.device)
+        if self.root_label_id < 0:
+            return legal_t.gather(1, at.expand(legal_t.shape[0], -1))
+        table = torch.cat([legal_t & ~root_arc, legal_t & root_arc], 1)
+        index = at + len(self.transitions) * is_root.long()
+        return table.gather(1, index.expand(legal_t.shape[0], -1))
+
+    def apply(self, state: State, actions: Tensor, where: Tensor | None = None) -> None:
+        """Apply one action per configuration, in place.  Terminal configurations, and those
+        where ``where`` is False when it is given, are left unchanged."""
+        at, al, _, _ = self.action_tensors(state.device)
+        actions = actions.to(device=state.device, dtype=torch.long)
+        active = ~self.terminal(state)
+        if where is not None:
+            active = active & where
+        self.apply_transitions(state, active, at[actions], al[actions])
+        state.scalars["steps"] = state.scalars["steps"] + active.long()
+
+    def heads_and_labels(self, state: State) -> tuple[Tensor, Tensor]:
+        """``[B, n_max + 1]`` heads and label ids (-1 where none; column 0 unused)."""
+        return state.heads_and_labels()
+
+    def features(self, state: State) -> Tensor:
+        """``[B, F]`` token indices of ``feature_names`` (-1 = null)."""
+        return torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1)], 1)
+
+    def reorder(self, state: State, parent: Tensor) -> State:
+        """Beam search: configuration ``b`` of the result continues ``parent[b]``."""
+        return state.reorder(parent)
+
+    # -- oracles ----------------------------------------------------------------------------
+    def gold_extra(self, heads: Sequence[int]) -> dict[str, list[int]]:
+        """System-specific per-node tables (index 0..n) for the oracle; none by default."""
+        return {}
+
+    def gold(self, trees: Sequence[tuple[Sequence[int], Sequence[str] | None]], device) -> Gold:
+        """Gold tensors for a batch of ``(heads, deprels)`` (deprels may be None when the
+        system is unlabeled)."""
+        n_max = max((len(h) for h, _ in trees), default=0)
+        width = n_max + 1
+        head_rows: list[list[int]] = []
+        label_rows: list[list[int]] = []
+        extra_rows: dict[str, list[list[int]]] = {}
+        for tree_heads, deprels in trees:
+            pad = [-1] * (n_max - len(tree_heads))
+            head_rows.append([-1, *tree_heads, *pad])
+            if self.labels:
+                if deprels is None:
+                    raise ValueError(f"{self.name} is labeled: the oracle needs deprels")
+                try:
+                    label_rows.append([-1, *(self.label_index[d] for d in deprels), *pad])
+                except KeyError as err:
+                    raise ValueError(f"label {err.args[0]!r} not in the label inventory") from None
+            else:
+                label_rows.append([-1] * width)
+            for key, values in self.gold_extra(tree_heads).items():
+                extra_rows.setdefault(key, []).append([*values, *pad])
+        heads = torch.tensor(head_rows, dtype=torch.long, device=device).view(-1, width)
+        labels = torch.tensor(label_rows, dtype=torch.long, device=device).view(-1, width)
+        # Count children: padding (-1) and the root's own head go to a spare column.
+        spare = torch.where(heads >= 0, heads, width)
+        n_children = torch.zeros((heads.shape[0], width + 1), dtype=torch.long, device=device)
+        n_children.scatter_add_(1, spare, torch.ones_like(spare))
+        extras = {
+            key: torch.tensor(rows, dtype=torch.long, device=device).view(-1, width)
+            for key, rows in extra_rows.items()
+        }
+        return Gold(heads, labels, n_children[:, :width], torch.zeros_like(heads), extras)
+
+    def oracle(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> list[int]:
+        """The static oracle's action sequence for one tree (raises ValueError when the tree
+        is not in the system's class, i.e. the sequence would not reproduce it)."""
+        result = run_oracle(self, [(heads, deprels)])
+        if not result.reproduced[0]:
+            raise ValueError(f"{self.name}: the oracle does not reproduce this tree")
+        return result.actions[0]
+
+
+@dataclass
+class OracleResult:
+    """Outcome of :func:`run_oracle` for a batch of trees."""
+
+    actions: list[list[int]]
+    reproduced: list[bool]
+    """The oracle's actions were all legal, it reached a terminal configuration, and the
+    heads and labels built equal the gold tree."""
+    heads: Tensor
+    labels: Tensor
+
+
+def run_oracle(
+    system: TransitionSystem,
+    trees: Sequence[tuple[Sequence[int], Sequence[str] | None]],
+    device: torch.device | str = "cpu",
+) -> OracleResult:
+    """Run the static oracle on the engine for a whole batch of trees at once.
+
+    Each step asks ``system.oracle_actions`` for one action per configuration, checks it
+    against the legal mask (an illegal choice marks the tree as not reproduced and is replaced
+    by the first legal action so that the batch still terminates), applies it, and counts the
+    attached dependents from the newest arc-log entry.  Stops when every configuration is
+    terminal; ``max_transitions`` bounds the loop.
+    """
+    device = torch.device(device)
+    lengths = [len(h) for h, _ in trees]
+    state = system.initial(lengths, device)
+    gold = system.gold(trees, device)
+    batch = len(trees)
+    ok = torch.ones(batch, dtype=torch.bool, device=device)
+    taken: list[Tensor] = []
+    active_log: list[Tensor] = []
+    rows = torch.arange(batch, device=device)
+    limit = system.max_transitions(max(lengths, default=0))
+    for _ in range(limit):
+        active = ~system.terminal(state)
+        if not bool(active.any()):
+            break
+        legal = system.legal(state)
+        actions = system.oracle_actions(state, gold)
+        chosen_ok = legal[rows, actions.clamp(0, system.num_actions - 1)]
+        ok = ok & (chosen_ok | ~active)
+        actions = torch.where(chosen_ok, actions, legal.long().argmax(1))
+        before = state.log
+        system.apply(state, actions)
+        entry = state.log
+        while entry is not before and entry is not None:  # the step's new log cells
+            if entry.kind == "arc":
+                dep, head, _ = entry.tensors
+                built = dep >= 0
+                gold.attached[rows[built], head[built].clamp(min=0)] += 1
+            entry = entry.previous
+        taken.append(actions)
+        active_log.append(active)
+    ok = ok & system.terminal(state)
+    heads, labels = state.heads_and_labels()
+    width = gold.heads.shape[1]
+    same = (heads[:, :width] == gold.heads).all(1)
+    if system.labels:
+        same = same & (labels[:, :width] == gold.labels).all(1)
+    ok = ok & same
+    if taken:
+        actions_t = torch.stack(taken, 1).cpu()
+        active_t = torch.stack(active_log, 1).cpu()
+        sequences = [actions_t[b][active_t[b]].tolist() for b in range(batch)]
+    else:
+        sequences = [[] for _ in range(batch)]
+    return OracleResult(sequences, ok.cpu().tolist(), heads.cpu(), labels.cpu())
+
+
+def replay(
+    system: TransitionSystem,
+    sequences: Sequence[Sequence[int]],
+    lengths: Sequence[int],
+    device: torch.device | str = "cpu",
+) -> tuple[State, list[bool]]:
+    """Apply given action sequences on the engine, batched; returns the final state and, per
+    configuration, whether every action was legal where it was applied (check
+    ``system.terminal`` on the state for whether the sequences were complete)."""
+    device = torch.device(device)
+    state = system.initial(lengths, device)
+    batch = len(sequences)
+    steps = max((len(s) for s in sequences), default=0)
+    padded = torch.zeros((batch, steps), dtype=torch.long)
+    for b, seq in enumerate(sequences):
+        padded[b, : len(seq)] = torch.tensor(list(seq), dtype=torch.long)
+    padded = padded.to(device)
+    seq_len = torch.tensor([len(s) for s in sequences], device=device)
+    ok = torch.ones(batch, dtype=torch.bool, device=device)
+    rows = torch.arange(batch, device=device)
+    for t in range(steps):
+        within = seq_len > t
+        legal = system.legal(state)
+        # An action past the end of a sequence is never legal: terminal states have none.
+        ok = ok & (legal[rows, padded[:, t]] | ~within)
+        system.apply(state, padded[:, t], within)
+    return state, ok.cpu().tolist()
+
+
+def random_actions(legal: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    """One uniformly random legal action per row (0 where no action is legal)."""
+    noise = torch.rand(legal.shape, generator=generator, device=legal.device)
+    return torch.where(legal, noise, torch.full_like(noise, -1.0)).argmax(1)
+
+
+def random_walks(
+    system: TransitionSystem,
+    lengths: Sequence[int] | Tensor,
+    *,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+) -> tuple[State, bool]:
+    """Uniformly random legal transition sequences, batched; returns the final state and
+    whether every configuration became terminal within ``max_transitions`` (also checking
+    that every non-terminal configuration met on the way had a legal action)."""
+    state = system.initial(lengths, torch.device(device))
+    n_max = int(state.lengths.max().item()) if state.batch_size else 0
+    for _ in range(system.max_transitions(n_max)):
+        terminal = system.terminal(state)
+        if bool(terminal.all()):
+            return state, True
+        legal = system.legal(state)
+        if not bool((legal.any(1) | terminal).all()):
+            return state, False
+        system.apply(state, random_actions(legal, generator))
+    return state, bool(system.terminal(state).all())
