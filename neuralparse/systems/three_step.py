@@ -1,0 +1,382 @@
+"""Three-step non-projective parsing (Lacroix & Béchet 2014) on the tensor state batch.
+
+One :class:`ThreeStep` system runs the three steps of §4 one after the other on each
+configuration, with a per-configuration ``phase``:
+
+0. **Step 1**, arc-eager (§4.1, Table 2) over the projectivized tree whose lifted arcs are
+   the anchors: the engine's :class:`~neuralparse.systems.arc_eager.ArcEager` transitions,
+   legality and oracle, reused unchanged on the same state.
+1. **Step 2**, the left-to-right valency pass (Table 3): ``LSHIFT``, ``PUT-VALENCY-SW:l``
+   (``↙l``), ``DIST-LEFT:l`` (``↖l``).
+2. **Step 3**, its mirror image, right to left (Table 4): ``RSHIFT``, ``PUT-VALENCY-SE:l``
+   (``↘l``), ``DIST-RIGHT:l`` (``↗l``).
+3. Done (terminal).
+
+The semantics, the decisions taken where the paper is inconsistent and the composed static
+oracle are those of :mod:`neuralparse.systems.three_step_reference` (the readable reference
+this module is tested against): PutValency does not move the word, one valency per word and
+pass and no Dist after it, Dist(l) pairs the focus word with the nearest unconsumed ``l``
+valency (First Available), only if the result stays a tree, and a word re-headed in step 2
+takes no valency in step 3.  A recovered arc replaces its dependent's anchor.
+
+Representation and cost.  θ is kept, per configuration and pass, as a word-indexed label
+array ``valency`` plus, per label, the nearest unconsumed word ``tops[l]`` and a
+``prev`` link to the next one: FA pairing is LIFO per label, so PutValency pushes and Dist
+pops in O(1), and "consumed" is implicit (popped).  The tree being corrected is a dense
+``heads``/``labels`` array per configuration (written by step 1 from the arc log as arcs are
+built).  Two documented exceptions to the engine's O(1)-per-configuration rule:
+
+* :meth:`State.reorder` gathers these word-indexed arrays: O(n) per configuration per beam
+  reordering (the arc-eager phase is unaffected in its own work, but pays the copy too);
+* the acyclicity check of Dist walks the focus word's ancestors: O(depth) tensor steps per
+  legal mask in steps 2-3 (the paper's Table 3 condition omits it; SEED-NOTES shows it is
+  needed), and only where some Dist is otherwise possible.  Measured with
+  ``benchmarks/transition_cost.py`` (three_step registered, ``--threads 1 --clock cpu
+  --max-steps 4000``, random legal walks, whose trees are much deeper than treebank trees):
+  t(400)/t(25) = 2.36 greedy, 2.39 beam, arc-eager 0.99 / 1.07 in the same run; the walk is
+  about two thirds of the time at L = 200.  A check against the spans of step 1's projective
+  tree would be O(1) and is sound inside step 2 (every Dist then jumps to a disjoint span on
+  the right, so the right ends of spans never decrease along a head chain), but step 3's arcs
+  combined with step 2's can still close cycles that such static checks miss.
+
+Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper's first
+buffer word ``w_i``), ``focus_head`` (its current head ``w_j``: the projective one, except in
+step 3 for a word step 2 re-headed) and ``theta0``
+(the most recent unconsumed valency); :meth:`ThreeStep.valency_features` gives the presence
+of each label in θ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from neuralparse.systems.arc_eager import ArcEager
+from neuralparse.systems.arc_standard import single_rooted
+from neuralparse.systems.base import Gold, TransitionSystem
+from neuralparse.systems.state import State
+from neuralparse.systems.three_step_reference import three_step_target
+
+# Transition ids; the first four are arc-eager's, in its own order, so its ids carry over.
+ARC_EAGER_TRANSITIONS = 4
+LSHIFT, PUT_SW, DIST_LEFT, RSHIFT, PUT_SE, DIST_RIGHT = range(4, 10)
+STEP1, STEP2, STEP3, DONE = range(4)
+
+
+class ThreeStepState(State):
+    """A :class:`State` whose tree is the dense per-configuration ``heads``/``labels``
+    arrays, not the arc log: steps 2-3 re-head words, which the log cannot express (it keeps
+    the first arc of each dependent only by the order of an indexed write)."""
+
+    def heads_and_labels(self) -> tuple[Tensor, Tensor]:
+        return self.scalars["heads"].clone(), self.scalars["labels"].clone()
+
+    def reorder(self, parent: Tensor) -> ThreeStepState:
+        return ThreeStepState(**vars(super().reorder(parent)))
+
+
+class ThreeStep(TransitionSystem):
+    """The three steps of Lacroix & Béchet (2014) as one transition system (see module)."""
+
+    name = "three_step"
+    transitions = (
+        "SHIFT",
+        "REDUCE",
+        "LEFT-ARC",
+        "RIGHT-ARC",
+        "LSHIFT",
+        "PUT-VALENCY-SW",
+        "DIST-LEFT",
+        "RSHIFT",
+        "PUT-VALENCY-SE",
+        "DIST-RIGHT",
+    )
+    arc_transitions = frozenset(
+        {"LEFT-ARC", "RIGHT-ARC", "PUT-VALENCY-SW", "DIST-LEFT", "PUT-VALENCY-SE", "DIST-RIGHT"}
+    )
+    """Transitions taking a label (PutValency builds no arc but names its valency)."""
+    feature_names = ("s0", "s1", "s2", "b0", "focus", "focus_head", "theta0")
+
+    def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
+        super().__init__(labels, root_label=root_label)
+        self.step1 = ArcEager(labels, root_label=root_label)
+        self.width = max(1, len(self.labels))  # valency names (one when unlabeled)
+
+    def action_steps(self) -> list[int]:
+        """The step (1, 2 or 3) each action belongs to, e.g. for one classifier per step as
+        in the paper (MaltParser for step 1, an SVM for steps 2-3, §4.3)."""
+        step_of = [1] * ARC_EAGER_TRANSITIONS + [2, 2, 2, 3, 3, 3]
+        return [step_of[self.transition_id(self.decode(a)[0])] for a in range(self.num_actions)]
+
+    def step_of(self, state: State) -> Tensor:
+        """``[B]`` the step each configuration is in (1-3; 4 once terminal)."""
+        return state.scalars["phase"] + 1
+
+    # -- state ------------------------------------------------------------------------------
+    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+        state = ThreeStepState(**vars(self.step1.initial(lengths, device)))
+        batch, words = state.batch_size, state.n_max + 1
+        dev = state.device
+
+        def full(*shape: int, fill: int = -1) -> Tensor:
+            return torch.full(shape, fill, dtype=torch.long, device=dev)
+
+        # Word-indexed per-configuration arrays live among the scalars so that reorder
+        # gathers them with the rest (the documented O(n) per reordering).
+        state.scalars.update(
+            phase=full(batch, fill=STEP1),
+            focus=full(batch, fill=0),
+            heads=full(batch, words),
+            labels=full(batch, words),
+            reheaded=full(batch, words, fill=0),
+            valency=full(batch, 2, words),
+            prev=full(batch, 2, words),
+            tops=full(batch, 2, self.width),
+        )
+        self._advance(state)
+        return state
+
+    def _advance(self, state: State) -> None:
+        """Move configurations whose step is over to the next step (chained, so that an
+        empty sentence goes straight to DONE)."""
+        s = state.scalars
+        n = state.lengths
+        to2 = (s["phase"] == STEP1) & (s["front"] > n)
+        s["phase"] = torch.where(to2, STEP2, s["phase"])
+        s["focus"] = torch.where(to2, 1, s["focus"])
+        to3 = (s["phase"] == STEP2) & (s["focus"] > n)
+        s["phase"] = torch.where(to3, STEP3, s["phase"])
+        s["focus"] = torch.where(to3, n, s["focus"])
+        done = (s["phase"] == STEP3) & (s["focus"] < 1)
+        s["phase"] = torch.where(done, DONE, s["phase"])
+
+    def terminal(self, state: State) -> Tensor:
+        return state.scalars["phase"] == DONE
+
+    # -- reading the valency passes ---------------------------------------------------------
+    def _pass_view(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+        """``(rows, pass index 0/1, focus clamped to a valid column, valency tops [B, L],
+        whether the configuration is in step 2 or 3)``."""
+        s = state.scalars
+        rows = torch.arange(state.batch_size, device=state.device)
+        passing = (s["phase"] == STEP2) | (s["phase"] == STEP3)
+        pass_index = (s["phase"] == STEP3).long()
+        focus = s["focus"].clamp(0, s["heads"].shape[1] - 1)
+        tops = s["tops"][rows, pass_index]
+        return rows, pass_index, focus, tops, passing
+
+    def _dominates(self, state: State, candidates: Tensor, word: Tensor) -> Tensor:
+        """``[B, L]`` whether ``candidates[b, l]`` is ``word[b]`` or one of its ancestors in
+        the current tree: walks ``word``'s ancestors, O(depth) tensor steps."""
+        heads = state.scalars["heads"]
+        hit = torch.zeros_like(candidates, dtype=torch.bool)
+        node = word.clone()
+        for _ in range(heads.shape[1]):
+            hit |= (candidates == node[:, None]) & (node[:, None] > 0)
+            if not bool((node > 0).any()):
+                break
+            node = torch.where(node > 0, heads.gather(1, node.clamp(min=0)[:, None])[:, 0], -1)
+        return hit
+
+    def valency_features(self, state: State) -> Tensor:
+        """``[B, L]`` whether θ holds an unconsumed valency of each label (Table 6)."""
+        _, _, _, tops, passing = self._pass_view(state)
+        return (tops >= 0) & passing[:, None]
+
+    # -- legality ---------------------------------------------------------------------------
+    def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
+        s = state.scalars
+        rows, pass_index, focus, tops, passing = self._pass_view(state)
+        in_step1 = s["phase"] == STEP1
+        ae_legal, ae_root = self.step1.transition_legal(state)
+        ae_legal = ae_legal & in_step1[:, None]
+        has_valency = s["valency"][rows, pass_index, focus] >= 0
+        put = passing & ~has_valency & (s["reheaded"][rows, focus] == 0)
+        # Per-label Dist legality is applied in `legal`; here: some label may pair.
+        dist = passing & ~has_valency & (tops >= 0).any(1)
+        step2 = s["phase"] == STEP2
+        step3 = s["phase"] == STEP3
+        legal = torch.cat(
+            [
+                ae_legal,
+                torch.stack([step2, put & step2, dist & step2], 1),
+                torch.stack([step3, put & step3, dist & step3], 1),
+            ],
+            1,
+        )
+        no = torch.zeros_like(legal[:, ARC_EAGER_TRANSITIONS:])
+        return legal, torch.cat([ae_root, no], 1)
+
+    def dist_legal(self, state: State) -> Tensor:
+        """``[B, L]`` whether Dist with each label is legal: an unconsumed valency exists and
+        pairing it with the focus word keeps the structure a tree."""
+        rows, pass_index, focus, tops, passing = self._pass_view(state)
+        has_valency = state.scalars["valency"][rows, pass_index, focus] >= 0
+        ok = (tops >= 0) & (passing & ~has_valency)[:, None]
+        if not bool(ok.any()):
+            return ok  # no Dist possible: skip the ancestor walk
+        # Rows without a candidate start at the root, so the walk is as deep as needed only
+        # where a Dist is possible.
+        return ok & ~self._dominates(state, tops, torch.where(ok.any(1), focus, 0))
+
+    def legal(self, state: State) -> Tensor:
+        mask = super().legal(state)
+        _, _, table, _ = self.action_tensors(state.device)
+        dist_ok = self.dist_legal(state)
+        columns = table[:, : self.width]
+        for transition in (DIST_LEFT, DIST_RIGHT):
+            actions = columns[transition]
+            mask[:, actions] = mask[:, actions] & dist_ok
+        return mask
+
+    # -- transitions ------------------------------------------------------------------------
+    def apply_transitions(
+        self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
+    ) -> None:
+        s = state.scalars
+        in_step1 = active & (s["phase"] == STEP1)
+        self._apply_step1(state, in_step1, transitions.clamp(max=ARC_EAGER_TRANSITIONS - 1), labels)
+        rows, pass_index, focus, tops, _ = self._pass_view(state)
+        label = labels.clamp(min=0)  # the single valency name when unlabeled
+        shift = active & ((transitions == LSHIFT) | (transitions == RSHIFT))
+        put = active & ((transitions == PUT_SW) | (transitions == PUT_SE))
+        dist = active & ((transitions == DIST_LEFT) | (transitions == DIST_RIGHT))
+        # In place: `reorder` gives every derived state its own copies of these arrays.
+        # PutValency(l): push the focus word on label l's FA stack.
+        valency, prev = s["valency"], s["prev"]
+        top_l = tops.gather(1, label[:, None])[:, 0]
+        valency[rows, pass_index, focus] = torch.where(put, label, valency[rows, pass_index, focus])
+        prev[rows, pass_index, focus] = torch.where(put, top_l, prev[rows, pass_index, focus])
+        # Dist(l): pop the nearest unconsumed l valency and make the focus word its head.
+        dependent = top_l.clamp(min=0)
+        below = prev[rows, pass_index, dependent]
+        s["tops"][rows, pass_index, label] = torch.where(
+            put, focus, torch.where(dist, below, top_l)
+        )
+        heads, out_labels, reheaded = s["heads"], s["labels"], s["reheaded"]
+        heads[rows, dependent] = torch.where(dist, focus, heads[rows, dependent])
+        out_labels[rows, dependent] = torch.where(dist, labels, out_labels[rows, dependent])
+        reheaded[rows, dependent] = torch.where(dist, 1, reheaded[rows, dependent])
+        step = torch.where(s["phase"] == STEP2, 1, -1)
+        s["focus"] = torch.where(shift, s["focus"] + step, s["focus"])
+        self._advance(state)
+
+    def _apply_step1(
+        self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
+    ) -> None:
+        """Arc-eager's own transition, then its newest logged arc copied into the dense tree."""
+        before = state.log
+        self.step1.apply_transitions(state, active, transitions, labels)
+        if state.log is before or state.log is None:
+            return
+        dep, head, label = state.log.tensors
+        rows = torch.arange(state.batch_size, device=state.device)
+        built = dep >= 0
+        column = dep.clamp(min=0)
+        s = state.scalars
+        heads, out_labels = s["heads"], s["labels"]
+        heads[rows, column] = torch.where(built, head, heads[rows, column])
+        out_labels[rows, column] = torch.where(built, label, out_labels[rows, column])
+
+    # -- features ---------------------------------------------------------------------------
+    def features(self, state: State) -> Tensor:
+        rows, _, focus, tops, passing = self._pass_view(state)
+        in_step1 = (state.scalars["phase"] == STEP1)[:, None]
+        step1 = torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1)], 1)
+        step1 = torch.where(in_step1, step1, -1)
+        focus_head = state.scalars["heads"][rows, focus]
+        # The most recent valency: the nearest to the focus in visiting order.
+        left_to_right = state.scalars["phase"] == STEP2
+        latest = torch.where(
+            left_to_right,
+            tops.max(1).values,
+            torch.where(tops >= 0, tops, state.n_max + 1).min(1).values,
+        )
+        latest = torch.where((tops >= 0).any(1), latest, -1)
+        passes = torch.stack([focus, focus_head, latest], 1)
+        passes = torch.where(passing[:, None], passes, -1)
+        return torch.cat([step1, passes], 1)
+
+    # -- oracle -----------------------------------------------------------------------------
+    def gold(self, trees: Sequence[tuple[Sequence[int], Sequence[str] | None]], device) -> Gold:
+        """The gold tensors plus step 1's projectivized tree (``projective_heads``,
+        ``projective_children``) and, per recovered non-projective arc, its dependent's pass
+        (``np_pass``: 1 = step 2, 2 = step 3, 0 = none) and head (``np_head``)."""
+        gold = super().gold(trees, device)
+        width = gold.heads.shape[1]
+        tables = {
+            key: torch.full((len(trees), width), fill, dtype=torch.long)
+            for key, fill in (
+                ("projective_heads", -1),
+                ("projective_children", 0),
+                ("np_pass", 0),
+                ("np_head", -1),
+            )
+        }
+        for b, (heads, deprels) in enumerate(trees):
+            target = three_step_target(heads, deprels if self.labels else None)
+            n = len(heads)
+            projective = torch.tensor(target.projective_heads, dtype=torch.long)
+            tables["projective_heads"][b, 1 : n + 1] = projective
+            tables["projective_children"][b].scatter_add_(
+                0, projective, torch.ones(n, dtype=torch.long)
+            )
+            for arc in target.recovered:
+                step = STEP2 if arc.direction == "left" else STEP3
+                tables["np_pass"][b, arc.dependent] = step
+                tables["np_head"][b, arc.dependent] = arc.head
+        gold.extra.update({k: v.to(gold.heads.device) for k, v in tables.items()})
+        return gold
+
+    def oracle_actions(self, state: State, gold: Gold) -> Tensor:
+        s = state.scalars
+        # Step 1: arc-eager's oracle on the projectivized tree (anchors carry the gold label).
+        projective = Gold(
+            gold.extra["projective_heads"],
+            gold.labels,
+            gold.extra["projective_children"],
+            gold.attached,
+        )
+        ae_at, ae_al, _, _ = self.step1.action_tensors(state.device)
+        ae_action = self.step1.oracle_actions(state, projective)
+        step1 = self.actions_for(ae_at[ae_action], ae_al[ae_action])
+        # Steps 2-3: Dist for a label whose nearest valency belongs to an arc headed here,
+        # else PutValency if the focus is a recovered dependent of this pass, else Shift.
+        rows, pass_index, focus, tops, _ = self._pass_view(state)
+        phase = s["phase"]
+        candidate = tops.clamp(min=0)
+        pairs = (
+            (tops >= 0)
+            & (gold.extra["np_head"].gather(1, candidate) == focus[:, None])
+            & (gold.extra["np_pass"].gather(1, candidate) == phase[:, None])
+        )
+        dist_label = pairs.long().argmax(1)
+        has_valency = s["valency"][rows, pass_index, focus] >= 0
+        put = (gold.extra["np_pass"][rows, focus] == phase) & ~has_valency
+        put_label = gold.labels[rows, focus]
+        step2 = phase == STEP2
+        transition = torch.where(
+            pairs.any(1),
+            torch.where(step2, DIST_LEFT, DIST_RIGHT),
+            torch.where(
+                put, torch.where(step2, PUT_SW, PUT_SE), torch.where(step2, LSHIFT, RSHIFT)
+            ),
+        )
+        label = torch.where(pairs.any(1), dist_label, put_label)
+        passes = self.actions_for(transition, label)
+        return torch.where(phase == STEP1, step1, passes)
+
+    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
+        """Whether the composed oracle reproduces the tree exactly: single-rooted and no two
+        lifted arcs with the same direction and label cross strictly (labels ignored when
+        the system is unlabeled or none are given)."""
+        if not single_rooted(heads):
+            return False
+        target = three_step_target(heads, deprels if self.labels else None)
+        return not target.unrecovered
+
+    def max_transitions(self, n: int) -> int:
+        # Step 1 at most 2n; each pass n shifts, at most n valencies and n Dist moves.
+        return 8 * n
