@@ -63,6 +63,20 @@ def system_for(name: str, labels: Sequence[str], oracle: str | None) -> Transiti
     return get_system(name, labels, **options)
 
 
+def training_labels(name: str, sentences: Sequence[Sentence]) -> list[str]:
+    """The label inventory of the trees the system derives (encoded labels for
+    pseudo-projective parsing), read off the in-class sentences."""
+    unlabeled = get_system(name)
+    return sorted(
+        {
+            label
+            for s in sentences
+            if s.heads is not None and unlabeled.in_class(s.heads, s.deprels)
+            for label in unlabeled.training_tree(s.heads, s.deprels)[1]
+        }
+    )
+
+
 def oracle_stats(
     system: TransitionSystem,
     sentences: Sequence[Sentence],
@@ -72,7 +86,7 @@ def oracle_stats(
 ) -> OracleStats:
     """Run the static oracle over every in-class sentence, batched by similar length."""
     start = time.perf_counter()
-    members = [s for s in sentences if s.heads is not None and system.in_class(s.heads)]
+    members = [s for s in sentences if s.heads is not None and system.in_class(s.heads, s.deprels)]
     members.sort(key=len)
     reproduced = 0
     lengths: list[int] = []
@@ -82,8 +96,15 @@ def oracle_stats(
     swap_id = system.encode("SWAP") if has_swap else -1
     for lo in range(0, len(members), batch_size):
         batch = members[lo : lo + batch_size]
-        result = run_oracle(system, [(s.heads, s.deprels) for s in batch], device)
-        reproduced += sum(result.reproduced)
+        targets = [system.training_tree(s.heads, s.deprels) for s in batch]
+        result = run_oracle(system, targets, device)
+        for sentence, ok, heads, labels in zip(
+            batch, result.reproduced, result.heads, result.labels, strict=True
+        ):
+            n = len(sentence)
+            derived = [system.labels[x] for x in labels[1 : n + 1].tolist()]
+            final = system.output_tree(heads[1 : n + 1].tolist(), derived)
+            reproduced += ok and final == (sentence.heads, sentence.deprels)
         for sentence, actions in zip(batch, result.actions, strict=True):
             lengths.append(len(sentence))
             counts.append(len(actions))
@@ -152,8 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, OSError) as problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    labels = sorted({d for s in sentences for d in s.deprels})
-    system = system_for(args.system, labels, args.oracle)
+    system = system_for(args.system, training_labels(args.system, sentences), args.oracle)
     stats = oracle_stats(system, sentences, batch_size=args.batch_size, device=args.device)
     if args.json:
         keys = ("sentences", "in_class", "reproduced", "transitions", "swaps", "slope", "r2")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from neuralparse.systems.arc_eager import ArcEager
+from neuralparse.systems.arc_eager_pp import ArcEagerPP
 from neuralparse.systems.arc_hybrid import ArcHybrid
 from neuralparse.systems.arc_standard import ArcStandard
 from neuralparse.systems.base import (
@@ -20,11 +21,26 @@ from neuralparse.systems.base import (
     replay,
     run_oracle,
 )
+from neuralparse.systems.planar import Planar
 from neuralparse.systems.state import State
 from neuralparse.systems.swap import Swap
+from neuralparse.systems.three_step import ThreeStep
+from neuralparse.systems.two_planar import TwoPlanar
+from neuralparse.systems.two_registers import TwoRegisters
 
 SYSTEMS: dict[str, type[TransitionSystem]] = {
-    cls.name: cls for cls in (ArcStandard, ArcEager, ArcHybrid, Swap)
+    cls.name: cls
+    for cls in (
+        ArcStandard,
+        ArcEager,
+        ArcEagerPP,
+        ArcHybrid,
+        Swap,
+        Planar,
+        TwoPlanar,
+        TwoRegisters,
+        ThreeStep,
+    )
 }
 
 
@@ -44,13 +60,18 @@ def get_system(name: str, labels: Sequence[str] = (), **options: object) -> Tran
 __all__ = [
     "SYSTEMS",
     "ArcEager",
+    "ArcEagerPP",
     "ArcHybrid",
     "ArcStandard",
     "Gold",
     "OracleResult",
+    "Planar",
     "State",
     "Swap",
+    "ThreeStep",
     "TransitionSystem",
+    "TwoPlanar",
+    "TwoRegisters",
     "get_system",
     "random_actions",
     "random_walks",

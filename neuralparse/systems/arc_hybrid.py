@@ -81,7 +81,7 @@ class ArcHybrid(TransitionSystem):
         )
         return self.actions_for(transition, gold.at(gold.labels, s0))
 
-    def in_class(self, heads: Sequence[int]) -> bool:
+    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return single_rooted(heads) and is_projective(heads)
 
     def max_transitions(self, n: int) -> int:

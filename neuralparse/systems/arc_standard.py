@@ -93,7 +93,7 @@ class ArcStandard(TransitionSystem):
         label = torch.where(left, gold.at(gold.labels, i), gold.at(gold.labels, j))
         return self.actions_for(transition, label)
 
-    def in_class(self, heads: Sequence[int]) -> bool:
+    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return single_rooted(heads) and is_projective(heads)
 
     def max_transitions(self, n: int) -> int:

@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.state import State
+from neuralparse.trees.lifting import lift
 
 
 @dataclass
@@ -176,8 +177,26 @@ class TransitionSystem(ABC):
         """``[B]`` whether each configuration is terminal."""
 
     @abstractmethod
-    def in_class(self, heads: Sequence[int]) -> bool:
-        """Whether the system can derive this (single-rooted) tree."""
+    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
+        """Whether the system can derive this (single-rooted) tree; ``deprels`` matter only for
+        systems whose reach depends on labels (three-step's First Available principle)."""
+
+    def training_tree(
+        self, heads: Sequence[int], deprels: Sequence[str]
+    ) -> tuple[list[int], list[str]]:
+        """The tree this system is trained to derive for a gold tree: the tree itself when in
+        class, otherwise the tree lifted into the class, shortest non-projective arc first
+        (Nivre & Nilsson 2005 §3), as Pitler & McDonald (2015 §7) prepare training data."""
+        if self.in_class(heads, deprels):
+            return list(heads), list(deprels)
+        return lift(heads, lambda tree: self.in_class(tree, deprels)).heads, list(deprels)
+
+    def output_tree(
+        self, heads: Sequence[int], deprels: Sequence[str]
+    ) -> tuple[list[int], list[str]]:
+        """The final tree of a derivation: the derived tree itself, except for systems that
+        derive an encoding (pseudo-projective parsing decodes it here)."""
+        return list(heads), list(deprels)
 
     @abstractmethod
     def max_transitions(self, n: int) -> int:

@@ -100,12 +100,13 @@ def smallest_nonprojective_arc(heads: Sequence[int]) -> int | None:
 
 def lift(
     heads: Sequence[int],
-    target: LiftTarget = "projective",
+    target: LiftTarget | Callable[[Sequence[int]], bool] = "projective",
     deprels: Sequence[str] | None = None,
 ) -> LiftResult:
     """Lift arcs (shortest non-projective first, Nivre & Nilsson 2005 §3) until ``heads`` is in
-    ``target``: ``"projective"``, ``"2ci"`` (2-Crossing-Interval, Pitler & McDonald 2015 §7) or
-    ``"2planar"`` (minimal planarity at most 2 over word-to-word arcs).
+    ``target``: ``"projective"``, ``"2ci"`` (2-Crossing-Interval, Pitler & McDonald 2015 §7),
+    ``"2planar"`` (minimal planarity at most 2 over word-to-word arcs), or any membership test
+    that accepts every projective tree (a transition system's reachable class).
 
     Raises :class:`~neuralparse.errors.TreeError` for a malformed tree and
     :class:`~neuralparse.errors.InputError` for an unknown target or mismatched ``deprels``.
@@ -122,8 +123,8 @@ def lift(
     steps: list[tuple[int, int]] = []
     while not in_class(current):
         d = smallest_nonprojective_arc(current)
-        # Cannot be None: a tree outside the target is not projective (module docstring).
-        assert d is not None, "a non-projective tree has a non-projective arc"
+        if d is None:  # only a membership test rejecting a projective tree gets here
+            raise InputError(f"the target class rejects the projective tree {current}")
         h = current[d - 1]
         original_heads.setdefault(d, heads[d - 1])
         current[d - 1] = current[h - 1]  # h != 0: root arcs are never non-projective
