@@ -89,7 +89,14 @@ def beam_step(
     offsets = torch.arange(sentences, device=legal.device)[:, None] * beam
     parent = (offsets + index // actions).flatten()
     state = system.reorder(state, parent)
-    system.apply(state, (index % actions).flatten())
+    # Fewer than K live successors leave dead (-inf) items: they take any legal action, never
+    # an illegal one (two-registers refuses illegal moves).
+    chosen = torch.where(
+        torch.isfinite(best.flatten()),
+        (index % actions).flatten(),
+        legal[parent].long().argmax(1),
+    )
+    system.apply(state, chosen)
     return state, best.flatten()
 
 
