@@ -686,11 +686,17 @@ class TwoRegisters(TransitionSystem):
     def apply_transitions(
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
     ) -> None:
+        """Table 2 on the active rows.  Rows that ``apply`` leaves out (terminal, or masked by
+        its ``where``) are not looked at, whatever action they carry; an action that Table 4
+        forbids in an *active* row raises ``ValueError`` (a caller bug: ``legal`` never offers
+        it), since the mirrored reference configuration could not follow it."""
         configs = _configs(state)
-        for b in torch.nonzero(active).flatten().tolist():
-            move = Move(int(transitions[b]))
+        rows = torch.nonzero(active).flatten().tolist()
+        moves = [Move(int(t)) for t in transitions[rows].tolist()]
+        for b, move in zip(rows, moves, strict=True):  # check all first: no half-applied step
             if not table4_legal(configs[b], move):
                 raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
+        for b, move in zip(rows, moves, strict=True):
             apply_move(configs[b], move)
         _apply_tensors(state, active, transitions, labels)
 

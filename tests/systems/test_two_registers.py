@@ -338,3 +338,20 @@ def test_engine_oracle_on_treebank_sample(training_set) -> None:
     assert stats.in_class > 0
     assert stats.reproduced == stats.in_class
     assert stats.transitions <= 5 * stats.words
+
+
+def test_engine_apply_ignores_masked_rows_and_rejects_illegal_active_ones() -> None:
+    """``apply(where=...)`` leaves masked-out rows alone even when their action is illegal
+    (as other systems do); an illegal action in an active row is a caller error."""
+    system = TwoRegisters()
+    state = system.initial([3, 3])
+    reduce = system.encode("REDUCE")  # illegal in the initial configuration (empty stack)
+    shift = system.encode("SHIFT")
+    assert not bool(system.legal(state)[:, reduce].any())
+    system.apply(state, torch.tensor([shift, reduce]), torch.tensor([True, False]))
+    assert state.configs[0].stack == [0] and state.configs[1].stack == []
+    assert state.scalars["front"].tolist() == [1, 0]
+    engine_matches_reference(state)
+    with pytest.raises(ValueError, match="Reduce"):
+        system.apply(state, torch.tensor([shift, reduce]), torch.tensor([True, True]))
+    engine_matches_reference(state)  # the rejected step changed no row
