@@ -149,3 +149,10 @@ def test_bad_arguments_raise_input_error() -> None:
         lift([0], "3planar")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="2 labels for 1 words"):
         lift([0], "projective", ["root", "x"])
+
+
+def test_a_membership_test_can_be_the_target() -> None:
+    heads = [3, 5, 2, 1, 0]
+    assert lift(heads, is_projective).heads == lift(heads, "projective").heads
+    with pytest.raises(InputError, match="rejects the projective tree"):
+        lift(heads, lambda tree: False)

@@ -111,13 +111,16 @@ def lift(
     Raises :class:`~neuralparse.errors.TreeError` for a malformed tree and
     :class:`~neuralparse.errors.InputError` for an unknown target or mismatched ``deprels``.
     """
-    if target not in TARGET_CLASSES:
+    if callable(target):
+        in_class = target
+    elif target in TARGET_CLASSES:
+        in_class = TARGET_CLASSES[target]
+    else:
         expected = list(TARGET_CLASSES)
         raise InputError(f"unknown lifting target {target!r}; expected one of {expected}")
     check_tree(heads)
     if deprels is not None and len(deprels) != len(heads):
         raise InputError(f"{len(deprels)} labels for {len(heads)} words")
-    in_class = TARGET_CLASSES[target]
     current = list(heads)
     original_heads: dict[int, int] = {}
     steps: list[tuple[int, int]] = []
