@@ -1,82 +1,55 @@
-"""Train a parser: ``python train.py [data=NAME] [key=value ...]`` (Hydra).
+"""Train a parser: ``python train.py [system=NAME] [data=NAME] [trainer=quick|default|full]
+[key=value ...]`` (Hydra; see conf/config.yaml and neuralparse/config.py).
 
-Until the training issue lands, this entry point runs the corpus study that every later
-training run starts with: for each split of the configured treebank, the tree-class coverage
-(``neuralparse.analyze``) and the accuracy ceiling of parsers restricted to a class, measured
-by lifting each gold tree into the class (Nivre & Nilsson 2005) and scoring it against the
-gold tree with ``neuralparse.evaluation``. Results go to stdout and to ``corpus_study.json``
-in Hydra's run directory.
+Outputs go to Hydra's run directory (``hydra.run.dir=DIR`` to choose it): ``checkpoint.pt``
+(the best model by dev LAS), ``last.pt`` (to resume: ``trainer.resume=DIR/last.pt``),
+``metrics.jsonl`` (one line per epoch), ``config.yaml`` (the resolved config) and the log.
+``analysis.run=true`` first runs the corpus study (tree-class coverage and class ceilings,
+:mod:`neuralparse.training.corpus_study`) and writes ``corpus_study.json``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+
+# Before torch is imported: idle OpenMP threads sleep instead of spinning, which otherwise
+# makes multi-threaded CPU training collapse when the cores are shared (see TrainerConfig).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from neuralparse.analyze import analyze_sentences, format_table
-from neuralparse.config import register_configs, resolve_data_files
+from neuralparse.config import register_configs
 from neuralparse.errors import InputError
-from neuralparse.evaluation import evaluate
-from neuralparse.io import read_conllu
-from neuralparse.trees.lifting import lift
 
 log = logging.getLogger("neuralparse.train")
-
-CEILING_CLASSES = ("projective", "2planar", "2ci")
-
-
-def class_ceilings(sentences) -> dict[str, dict]:
-    """Scores of gold trees lifted into each class: the best a parser of that class can do."""
-    ceilings = {}
-    for target in CEILING_CLASSES:
-        lifted = [s.with_tree(lift(s.heads, target).heads, s.deprels) for s in sentences]
-        scores = evaluate(sentences, lifted).to_dict()
-        ceilings[target] = {
-            key: scores[key] for key in ("uas", "exact_unlabeled", "nonproj_recall")
-        }
-    return ceilings
-
-
-def corpus_study(cfg: DictConfig) -> dict:
-    files = resolve_data_files(cfg.data)
-    rows, study = [], {}
-    for split, path in files.items():
-        log.info("reading %s split: %s", split, path)
-        sentences = read_conllu(path)
-        row = analyze_sentences(sentences, no_punct=cfg.analysis.no_punct, file=f"{split}")
-        rows.append(row)
-        study[split] = {
-            "file": str(path),
-            "coverage": row.__dict__ | {"file": str(path)},
-            "class_ceilings": class_ceilings(sentences),
-        }
-    print(format_table(rows))
-    print("\nceilings (UAS / exact match / non-projective recall of gold trees lifted into class):")
-    for split, entry in study.items():
-        cells = [
-            f"{cls} {v['uas']:.2f}/{v['exact_unlabeled']:.2f}/{v['nonproj_recall'] or 0:.2f}"
-            for cls, v in entry["class_ceilings"].items()
-        ]
-        print(f"  {split:5s}  " + "   ".join(cells))
-    return study
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    from neuralparse.training.corpus_study import corpus_study
+    from neuralparse.training.trainer import train
+
+    out = Path(HydraConfig.get().runtime.output_dir)
+    main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun: rank 0 reports
+    if main_process:
+        (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     try:
-        study = corpus_study(cfg)
+        if cfg.analysis.run and main_process:
+            study = corpus_study(cfg.data, no_punct=cfg.analysis.no_punct)
+            (out / "corpus_study.json").write_text(json.dumps(study, indent=2) + "\n")
+        result = train(cfg, out)
     except InputError as error:
         log.error("%s", error)
         sys.exit(2)
-    out = Path(HydraConfig.get().runtime.output_dir) / "corpus_study.json"
-    out.write_text(json.dumps(study, indent=2) + "\n")
-    log.info("wrote %s", out)
+    if main_process:
+        best = f"best dev LAS {result.best_las:.2f} (epoch {result.best_epoch})"
+        print(f"{best}: {result.checkpoint}")
 
 
 if __name__ == "__main__":

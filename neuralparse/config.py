@@ -1,13 +1,16 @@
 """Typed configuration shared by the Hydra entry points (`train.py`, `predict.py`).
 
 The dataclasses are registered in Hydra's ConfigStore as schemas, so a misspelt key or a value
-of the wrong type fails before any work starts, with Hydra's message naming the key.
+of the wrong type fails before any work starts, with Hydra's message naming the key.  The YAML
+files under `conf/` (groups `data/`, `system/`, `model/`, `trainer/`, `search/`) only set
+values of these schemas.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
@@ -22,6 +25,7 @@ class DataConfig:
     under `root` (see `neuralparse.datasets.data_root` for the default); explicit `train`,
     `dev` and `test` paths take precedence over the treebank's files (the `custom` preset).
     `code` is the release file prefix (`en_ewt`) for a treebank the registry does not know.
+    `max_train_sentences` / `max_dev_sentences` keep only the first sentences (quick runs).
     """
 
     treebank: str | None = "UD_English-EWT"
@@ -31,19 +35,123 @@ class DataConfig:
     dev: str | None = None
     test: str | None = None
     download: bool = True
+    max_train_sentences: int | None = None
+    max_dev_sentences: int | None = None
 
 
 @dataclass
 class AnalysisConfig:
-    """The corpus analysis that `train.py` runs before training."""
+    """The corpus study (`neuralparse.training.corpus_study`) that `train.py` can run first."""
 
     no_punct: bool = False
+    run: bool = False
+    """Run the corpus study of the data before training (`analysis.run=true`)."""
+
+
+@dataclass
+class SystemConfig:
+    """The transition system, by its registry name (`neuralparse.systems.SYSTEMS`), and the
+    options its constructor takes (e.g. `{oracle: lazy}` for swap)."""
+
+    name: str = "arc_eager"
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelConfig:
+    """Encoder and scorer sizes (Kiperwasser & Goldberg 2016 §3-4, with a character model).
+
+    Each input feature (`use_*`) is used only when enabled *and* the training data has that
+    column (not all `_`).
+    """
+
+    word_dim: int = 100
+    min_word_count: int = 2
+    """Words seen fewer times in training are unknown (they still get a character vector)."""
+    word_dropout: float = 0.25
+    """alpha of Kiperwasser & Goldberg's word dropout: a word of training count c is replaced
+    by the unknown word with probability alpha / (alpha + c)."""
+    use_chars: bool = True
+    char_dim: int = 32
+    char_out: int = 64
+    char_kernel: int = 3
+    max_word_chars: int = 24
+    use_upos: bool = True
+    upos_dim: int = 32
+    use_xpos: bool = True
+    xpos_dim: int = 32
+    use_feats: bool = True
+    feats_dim: int = 32
+    lstm_layers: int = 2
+    lstm_hidden: int = 128
+    """Per direction; the BiLSTM vectors have twice this size."""
+    mlp_hidden: int = 256
+    dropout: float = 0.33
+
+    @classmethod
+    def coerce(cls, node: Any) -> ModelConfig:
+        """A ModelConfig from itself, a Hydra/OmegaConf node or a plain mapping (keys this
+        version does not know, e.g. from a newer checkpoint, are ignored)."""
+        if isinstance(node, cls):
+            return node
+        from omegaconf import DictConfig, OmegaConf
+
+        values = (
+            OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else node
+        )
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in dict(values).items() if k in known})
+
+
+@dataclass
+class TrainerConfig:
+    """Optimisation and the training loop."""
+
+    max_epochs: int = 15
+    batch_tokens: int = 1000
+    """Sentences per batch are chosen so that a batch holds about this many words."""
+    eval_batch_tokens: int = 8000
+    lr: float = 2e-3
+    betas: tuple[float, float] = (0.9, 0.9)
+    weight_decay: float = 0.0
+    clip_norm: float = 5.0
+    patience: int = 5
+    """Stop after this many epochs without a better dev LAS."""
+    threads: int | None = 1
+    """torch intra-op threads (None: torch's default, all cores).  One thread is the default:
+    the step is made of many small operations that gain little from a second thread, and
+    measured on the 2-core machine with other work running, 2 threads were 8x slower than 1
+    (OpenMP threads spin while the other one is descheduled; train.py sets
+    OMP_WAIT_POLICY=PASSIVE to soften that when more threads are asked for)."""
+    device: str = "cpu"
+    """cpu, cuda or auto."""
+    max_time_minutes: float | None = None
+    """Stop after the epoch during which this much wall time has passed."""
+    oracle_batch_size: int = 512
+    progress: bool = True
+    evaluate_test: bool = True
+    """After training, score the best checkpoint on the test split when one is configured
+    (a ``"split": "test"`` line in metrics.jsonl)."""
+    resume: str | None = None
+    """Path of a checkpoint to continue training from (weights, optimizer and epoch)."""
+
+
+@dataclass
+class SearchConfig:
+    """Decoding used for dev evaluation (and later prediction)."""
+
+    name: str = "greedy"
+    beam_size: int = 1
 
 
 @dataclass
 class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     analysis: AnalysisConfig = field(default_factory=AnalysisConfig)
+    system: SystemConfig = field(default_factory=SystemConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    trainer: TrainerConfig = field(default_factory=TrainerConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
     seed: int = 1
 
 

@@ -1,1 +1,1 @@
-"""neuralparse.training"""
+"""Static-oracle training: oracle examples, batching, the training loop and checkpoints."""

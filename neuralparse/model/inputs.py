@@ -1,0 +1,120 @@
+"""Sentences as index tensors, encoded once per corpus and batched without Python loops.
+
+:class:`EncodedCorpus` stores every token of a corpus in flat tensors (one row per word,
+sentences contiguous) plus a character table with one row per distinct word form.  A batch of
+sentence ids becomes padded ``[B, T]`` tensors by pure indexing (:meth:`EncodedCorpus.batch`),
+so the training step never iterates over sentences in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from neuralparse.model.vocab import PAD_INDEX, Vocabularies, normalize_form, split_feats
+
+
+@dataclass
+class ModelInput:
+    """A padded batch: ``[B, T]`` indices (0 = padding) and ``lengths [B]``.
+
+    ``chars [U, C]`` holds the characters of the ``U`` distinct forms of the batch and
+    ``form_ids [B, T]`` points each word at its row (padding points anywhere; it is masked).
+    ``feats [B, T, K]`` are the ``Attribute=Value`` indices of each word (0-padded).
+    """
+
+    lengths: Tensor
+    words: Tensor
+    form_ids: Tensor | None
+    chars: Tensor | None
+    upos: Tensor | None
+    xpos: Tensor | None
+    feats: Tensor | None
+
+    def to(self, device: torch.device) -> ModelInput:
+        return ModelInput(
+            **{k: (v.to(device) if v is not None else None) for k, v in vars(self).items()}
+        )
+
+
+def _pad_rows(rows: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
+    width = max([len(r) for r in rows] + [1]) if width is None else width
+    table = torch.full((len(rows), width), PAD_INDEX, dtype=torch.long)
+    for i, row in enumerate(rows):
+        row = list(row)[:width]
+        if row:
+            table[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return table
+
+
+@dataclass
+class EncodedCorpus:
+    """Flat token tensors of a whole corpus (see the module docstring)."""
+
+    starts: Tensor
+    lengths: Tensor
+    words: Tensor
+    form_ids: Tensor | None
+    char_table: Tensor | None
+    upos: Tensor | None
+    xpos: Tensor | None
+    feats: Tensor | None
+
+    @classmethod
+    def build(
+        cls, sentences: Sequence[Any], vocabs: Vocabularies, max_word_chars: int = 24
+    ) -> EncodedCorpus:
+        lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
+        starts = torch.cumsum(lengths, 0) - lengths
+        forms = [f for s in sentences for f in s.forms]
+        words = torch.tensor(vocabs.words.encode([normalize_form(f) for f in forms]))
+        form_ids = char_table = upos = xpos = feats = None
+        if vocabs.chars is not None:
+            distinct: dict[str, int] = {}
+            form_ids = torch.tensor([distinct.setdefault(f, len(distinct)) for f in forms])
+            char_table = _pad_rows([vocabs.chars.encode(list(f)) for f in distinct], max_word_chars)
+        if vocabs.upos is not None:
+            upos = torch.tensor(vocabs.upos.encode([t for s in sentences for t in s.upos]))
+        if vocabs.xpos is not None:
+            xpos = torch.tensor(vocabs.xpos.encode([t for s in sentences for t in s.xpos]))
+        if vocabs.feats is not None:
+            feats = _pad_rows(
+                [vocabs.feats.encode(split_feats(c)) for s in sentences for c in s.feats]
+            )
+        return cls(starts, lengths, words.long(), form_ids, char_table, upos, xpos, feats)
+
+    def __len__(self) -> int:
+        return self.lengths.shape[0]
+
+    def batch(self, ids: Tensor) -> ModelInput:
+        """The padded batch of sentences ``ids`` (a long tensor), by indexing only."""
+        lengths = self.lengths[ids]
+        width = int(lengths.max().item()) if len(ids) else 0
+        offsets = torch.arange(width)
+        inside = offsets[None, :] < lengths[:, None]
+        flat = torch.where(inside, self.starts[ids][:, None] + offsets[None, :], 0)
+
+        def take(values: Tensor | None) -> Tensor | None:
+            if values is None:
+                return None
+            gathered = values[flat]
+            mask = inside if gathered.dim() == 2 else inside[..., None]
+            return torch.where(mask, gathered, PAD_INDEX)
+
+        form_ids = chars = None
+        if self.form_ids is not None and self.char_table is not None:
+            distinct, inverse = torch.unique(self.form_ids[flat], return_inverse=True)
+            form_ids, chars = inverse, self.char_table[distinct]
+        return ModelInput(
+            lengths=lengths,
+            words=take(self.words),
+            form_ids=form_ids,
+            chars=chars,
+            upos=take(self.upos),
+            xpos=take(self.xpos),
+            feats=take(self.feats),
+        )

@@ -1,0 +1,67 @@
+"""Greedy decoding on the engine's state batch (issue 6 adds beam search).
+
+The encoder runs once per batch; then one loop iteration per transition advances every
+sentence of the batch at once: feature gathering, scoring, masking of illegal actions and the
+argmax are tensor operations, with no per-sentence Python work.  Illegal-action masking
+(every non-terminal configuration has a legal action, and every legal sequence terminates
+within ``max_transitions``) guarantees a well-formed tree for every sentence.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.parser import ParserModel, summary_features
+from neuralparse.model.scorer import mask_illegal
+from neuralparse.systems import TransitionSystem
+from neuralparse.training.batching import token_batches
+
+
+@torch.inference_mode()
+def greedy_decode(
+    model: ParserModel, system: TransitionSystem, batch: ModelInput
+) -> tuple[Tensor, Tensor]:
+    """Heads and label ids ``[B, n_max + 1]`` (column 0 unused) of the greedy parses of a
+    batch already on the model's device."""
+    table = model.encode(batch)
+    state = system.initial(batch.lengths, batch.lengths.device)
+    rows = torch.arange(state.batch_size, device=state.device)
+    for _ in range(system.max_transitions(state.n_max)):
+        if bool(system.terminal(state).all()):
+            break
+        summary = summary_features(system, state) if model.n_summary else None
+        scores = model.score(table, rows, system.features(state), summary)
+        system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
+    if not bool(system.terminal(state).all()):
+        raise RuntimeError(f"{system.name}: greedy decoding did not terminate")
+    return system.heads_and_labels(state)
+
+
+def greedy_parse_corpus(
+    model: ParserModel,
+    system: TransitionSystem,
+    corpus: EncodedCorpus,
+    *,
+    batch_tokens: int = 8000,
+    device: torch.device | str = "cpu",
+) -> list[tuple[list[int], list[str | None]]]:
+    """``(heads, labels)`` of every sentence of ``corpus``, in corpus order; sentences are
+    batched by length (``batch_tokens`` words per batch).  Labels are ``None`` for an
+    unlabeled system."""
+    device = torch.device(device)
+    was_training = model.training
+    model.eval()
+    results: list[tuple[list[int], list[str | None]]] = [([], [])] * len(corpus)
+    try:
+        for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
+            heads, labels = greedy_decode(model, system, corpus.batch(ids).to(device))
+            heads, labels = heads.cpu().tolist(), labels.cpu().tolist()
+            for row, sentence_id in enumerate(ids.tolist()):
+                n = int(corpus.lengths[sentence_id])
+                names = [system.labels[k] if k >= 0 else None for k in labels[row][1 : n + 1]]
+                results[sentence_id] = (heads[row][1 : n + 1], names)
+    finally:
+        model.train(was_training)
+    return results

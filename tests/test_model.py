@@ -1,0 +1,165 @@
+"""Vocabularies, corpus encoding, the BiLSTM encoder and the MLP scorer."""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from neuralparse.config import ModelConfig
+from neuralparse.model import (
+    PAD_INDEX,
+    UNK_INDEX,
+    EncodedCorpus,
+    ParserModel,
+    Vocabularies,
+    Vocabulary,
+    build_vocabularies,
+    mask_illegal,
+    normalize_form,
+)
+from neuralparse.training.examples import pack_mask, unpack_mask
+from tests.parser_fixtures import make_corpus
+
+SMALL = ModelConfig(
+    word_dim=16, char_dim=8, char_out=12, upos_dim=6, xpos_dim=6, feats_dim=6,
+    lstm_layers=2, lstm_hidden=10, mlp_hidden=14, dropout=0.0, word_dropout=0.0,
+)  # fmt: skip
+
+
+def test_vocabulary_unknown_and_min_count() -> None:
+    vocab = Vocabulary.build(["a", "b", "a", "c", "a", "b"], min_count=2)
+    assert vocab.symbols[:2] == ["<pad>", "<unk>"]
+    assert vocab.symbols[2:] == ["a", "b"]  # most frequent first, "c" too rare
+    assert vocab.counts[2:] == [3, 2]
+    assert vocab.lookup("a") == 2
+    assert vocab.lookup("c") == UNK_INDEX
+    assert vocab.encode(["b", "zzz"]) == [3, UNK_INDEX]
+    assert Vocabulary.from_dict(vocab.to_dict()) == vocab
+
+
+def test_vocabularies_skip_absent_columns_and_round_trip() -> None:
+    corpus = make_corpus(5)
+    for sentence in corpus:
+        sentence.xpos[:] = ["_"] * len(sentence)
+    vocabs = build_vocabularies(corpus, min_word_count=1, use_feats=False)
+    assert vocabs.xpos is None  # the column is empty in the data
+    assert vocabs.feats is None  # disabled
+    assert vocabs.upos is not None and vocabs.chars is not None
+    assert Vocabularies.from_dict(vocabs.to_dict()) == vocabs
+
+
+def test_normalized_forms_share_digits_and_case() -> None:
+    assert normalize_form("Year1999") == normalize_form("year2001") == "year0000"
+
+
+def test_encoded_corpus_batch_matches_sentences() -> None:
+    corpus = make_corpus(6)
+    vocabs = build_vocabularies(corpus, min_word_count=1)
+    encoded = EncodedCorpus.build(corpus, vocabs)
+    ids = torch.tensor([4, 1, 3])
+    batch = encoded.batch(ids)
+    assert batch.lengths.tolist() == [len(corpus[i]) for i in ids.tolist()]
+    for row, i in enumerate(ids.tolist()):
+        n = len(corpus[i])
+        words = [vocabs.words.lookup(normalize_form(f)) for f in corpus[i].forms]
+        assert batch.words[row, :n].tolist() == words
+        assert (batch.words[row, n:] == PAD_INDEX).all()
+        assert batch.upos[row, :n].tolist() == vocabs.upos.encode(corpus[i].upos)
+        # The character rows of each word spell the word.
+        for t, form in enumerate(corpus[i].forms):
+            chars = batch.chars[batch.form_ids[row, t]].tolist()
+            assert chars[: len(form)] == vocabs.chars.encode(list(form))
+
+
+def _model(n_actions: int = 7, config: ModelConfig = SMALL) -> tuple[ParserModel, EncodedCorpus]:
+    corpus = make_corpus(8, seed=3)
+    vocabs = build_vocabularies(corpus, min_word_count=1)
+    torch.manual_seed(0)
+    model = ParserModel(vocabs, config, n_features=4, n_actions=n_actions)
+    return model.eval(), EncodedCorpus.build(corpus, vocabs)
+
+
+def test_encoder_shapes_and_padding_invariance() -> None:
+    model, encoded = _model()
+    ids = torch.arange(len(encoded))
+    batch = encoded.batch(ids)
+    out = model.encoder(batch)
+    width = int(encoded.lengths.max()) + 1
+    assert out.shape == (len(ids), width, 2 * SMALL.lstm_hidden)
+    # A sentence encodes the same alone as inside a padded batch (packed sequences).
+    for i in ids.tolist():
+        alone = model.encoder(encoded.batch(torch.tensor([i])))
+        n = int(encoded.lengths[i]) + 1
+        torch.testing.assert_close(alone[0, :n], out[i, :n], atol=1e-5, rtol=1e-4)
+
+
+def test_unknown_words_still_get_character_vectors() -> None:
+    model, encoded = _model()
+    batch = encoded.batch(torch.tensor([0]))
+    batch.words[:] = torch.where(batch.words != PAD_INDEX, UNK_INDEX, PAD_INDEX)
+    vectors = model.encoder.word_vectors(batch)[0]
+    # All words are unknown, but different forms get different input vectors.
+    forms = encoded.batch(torch.tensor([0])).form_ids[0]
+    distinct = {int(f) for f in forms}
+    assert len({tuple(v.tolist()) for v in vectors}) == len(distinct)
+
+
+def test_scorer_shapes_and_null_features() -> None:
+    model, encoded = _model(n_actions=9)
+    batch = encoded.batch(torch.tensor([0, 1]))
+    table = model.encode(batch)
+    assert table.rows.shape == (2 * table.width + 1, 4, SMALL.mlp_hidden)
+    sentence = torch.tensor([0, 1, 1])
+    tokens = torch.tensor([[0, 1, -1, 2], [-1, -1, -1, -1], [3, 2, 1, 0]])
+    scores = model.score(table, sentence, tokens)
+    assert scores.shape == (3, 9)
+    # Null features read the null row: the same for every sentence.
+    other = model.score(table, torch.tensor([0]), tokens[1:2])
+    torch.testing.assert_close(other, scores[1:2])
+
+
+@given(st.integers(1, 6), st.integers(1, 40), st.randoms(use_true_random=False))
+def test_masking_keeps_legal_argmax_and_finite_rows(rows, actions, rnd) -> None:
+    generator = torch.Generator().manual_seed(rnd.randrange(2**31))
+    scores = torch.randn((rows, actions), generator=generator)
+    legal = torch.rand((rows, actions), generator=generator) < 0.4
+    legal[0] = False  # a terminal configuration: no legal action
+    masked = mask_illegal(scores, legal)
+    best = masked.argmax(1)
+    for r in range(1, rows):
+        if legal[r].any():
+            assert legal[r, best[r]]
+    assert torch.isfinite(torch.log_softmax(masked[0], 0)).all()
+
+
+@given(st.lists(st.lists(st.booleans(), min_size=13, max_size=13), min_size=1, max_size=9))
+def test_mask_packing_round_trips(rows) -> None:
+    mask = torch.tensor(rows)
+    packed = pack_mask(mask)
+    assert packed.shape == (len(rows), 2) and packed.dtype == torch.uint8
+    assert torch.equal(unpack_mask(packed, 13), mask)
+
+
+def test_summary_features_enter_the_scores() -> None:
+    from neuralparse.model.parser import summary_feature_size
+    from neuralparse.systems import get_system
+
+    three_step = get_system("three_step", ["root", "nsubj"])
+    assert summary_feature_size(three_step) == len(three_step.labels)
+    assert summary_feature_size(get_system("arc_eager", ["root", "nsubj"])) == 0
+    corpus = make_corpus(4, seed=1)
+    vocabs = build_vocabularies(corpus, min_word_count=1)
+    torch.manual_seed(0)
+    model = ParserModel(vocabs, SMALL, n_features=3, n_actions=5, n_summary=2).eval()
+    table = model.encode(EncodedCorpus.build(corpus, vocabs).batch(torch.tensor([0])))
+    tokens = torch.tensor([[0, 1, -1], [0, 1, -1]])
+    summary = torch.tensor([[0.0, 0.0], [1.0, 0.0]])
+    scores = model.score(table, torch.tensor([0, 0]), tokens, summary)
+    assert not torch.allclose(scores[0], scores[1])  # same tokens, different summaries
+    try:
+        model.score(table, torch.tensor([0]), tokens[:1])
+    except ValueError as error:
+        assert "summary" in str(error)
+    else:
+        raise AssertionError("a missing summary must be refused")

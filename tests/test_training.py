@@ -1,0 +1,374 @@
+"""Oracle examples, batching, the training loop, checkpoints, resume and the Hydra entry."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from neuralparse.config import TrainConfig, register_configs
+from neuralparse.errors import InputError
+from neuralparse.model import ParserModel
+from neuralparse.model.parser import summary_features
+from neuralparse.search import greedy_parse_corpus
+from neuralparse.systems import get_system
+from neuralparse.training.batching import token_batches
+from neuralparse.training.checkpoint import (
+    FORMAT_VERSION,
+    CheckpointError,
+    checkpoint_data,
+    load_checkpoint,
+    load_parser,
+    save_checkpoint,
+)
+from neuralparse.training.examples import extract_oracle_examples
+from neuralparse.training.trainer import (
+    CHECKPOINT_NAME,
+    LAST_NAME,
+    METRICS_NAME,
+    configured_test_file,
+    evaluate_parser,
+    loss_on_batch,
+    prepare,
+    train,
+)
+from neuralparse.training.transforms import prepare_trees
+from tests.parser_fixtures import available_systems, make_corpus, write_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+CPU = torch.device("cpu")
+
+
+def in_class_corpus(system_name: str, count: int, seed: int) -> list:
+    """``count`` generated sentences whose trees the system can derive (half of them
+    non-projective when the system allows it)."""
+    system = get_system(system_name)
+    candidates = make_corpus(4 * count, seed=seed, projective=False)
+    chosen = [s for s in candidates if system.in_class(s.heads)][: count // 2]
+    return chosen + make_corpus(count - len(chosen), seed=seed + 1)
+
+
+def tiny_config(tmp_path: Path, sentences: list, system: str = "arc_eager", **trainer) -> object:
+    train_file = write_corpus(tmp_path / "train.conllu", sentences)
+    cfg = OmegaConf.structured(TrainConfig)
+    cfg.data.treebank = None
+    cfg.data.train = str(train_file)
+    cfg.data.dev = str(train_file)
+    cfg.system.name = system
+    cfg.model = OmegaConf.merge(
+        cfg.model,
+        {
+            "word_dim": 32, "char_dim": 8, "char_out": 16, "upos_dim": 8, "xpos_dim": 8,
+            "feats_dim": 8, "lstm_layers": 1, "lstm_hidden": 48, "mlp_hidden": 64,
+            "dropout": 0.0, "word_dropout": 0.0, "min_word_count": 1,
+        },
+    )  # fmt: skip
+    cfg.trainer.progress = False
+    cfg.trainer.batch_tokens = 100_000
+    cfg.trainer.lr = 0.01
+    for key, value in trainer.items():
+        cfg.trainer[key] = value
+    return cfg
+
+
+# -- batching ------------------------------------------------------------------------------
+def test_token_batches_partition_respects_budget_and_seed() -> None:
+    lengths = torch.tensor([5, 30, 2, 9, 14, 3, 3, 40, 8, 1])
+    batches = token_batches(lengths, 20, generator=torch.Generator().manual_seed(0))
+    ids = sorted(i for b in batches for i in b.tolist())
+    assert ids == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) == 1 or int(lengths[batch].sum()) <= 20
+    again = token_batches(lengths, 20, generator=torch.Generator().manual_seed(0))
+    assert [b.tolist() for b in batches] == [b.tolist() for b in again]
+    ordered = token_batches(lengths, 20, shuffle=False)
+    maxima = [int(lengths[b].max()) for b in ordered]
+    assert maxima == sorted(maxima)  # length buckets in increasing order
+
+
+# -- oracle examples -------------------------------------------------------------------------
+@pytest.mark.parametrize("system_name", available_systems())
+def test_oracle_examples_equal_the_oracle_step_by_step(system_name: str) -> None:
+    sentences = in_class_corpus(system_name, 12, seed=7)
+    unlabeled = get_system(system_name)
+    trees, _ = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in sentences])
+    system = get_system(system_name, sorted({d for _, ds in trees for d in ds}))
+    examples, reproduced = extract_oracle_examples(system, trees, chunk_size=5)
+    assert all(reproduced)
+    for i, (heads, deprels) in enumerate(trees):
+        batch = examples.gather(torch.tensor([i]))
+        expected = system.oracle(heads, deprels)
+        assert batch.actions.tolist() == expected
+        state = system.initial([len(heads)])
+        for step, action in enumerate(expected):
+            assert batch.tokens[step].tolist() == system.features(state)[0].tolist()
+            assert torch.equal(batch.legal[step], system.legal(state)[0])
+            summary = summary_features(system, state)
+            assert (batch.summary is None) == (summary is None)
+            if summary is not None:
+                assert torch.equal(batch.summary[step], summary[0])
+            system.apply(state, torch.tensor([action]))
+        assert bool(system.terminal(state).all())
+        assert (batch.position == 0).all()
+    # Gathering several sentences concatenates their configurations in batch order.
+    ids = torch.tensor([3, 0, 5])
+    batch = examples.gather(ids)
+    expected = [a for i in ids.tolist() for a in system.oracle(*trees[i])]
+    assert batch.actions.tolist() == expected
+    counts = [len(system.oracle(*trees[i])) for i in ids.tolist()]
+    assert batch.position.tolist() == [k for k, c in enumerate(counts) for _ in range(c)]
+
+
+def test_training_trees_are_lifted_into_the_system_class() -> None:
+    sentences = make_corpus(40, seed=3, projective=False)
+    system = get_system("arc_eager")
+    trees = [(s.heads, s.deprels) for s in sentences]
+    prepared, report = prepare_trees(system, trees)
+    assert all(system.in_class(h) for h, _ in prepared)
+    changed = sum(h != list(s.heads) for (h, _), s in zip(prepared, sentences, strict=True))
+    assert report.transformed_trees == changed > 0
+    assert report.moved_arcs >= changed
+    assert prepare_trees(system, [([2, 0, 2], ["a", "root", "b"])])[0] == [
+        ([2, 0, 2], ["a", "root", "b"])
+    ]  # already projective
+
+
+# -- training --------------------------------------------------------------------------------
+def test_loss_decreases(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(20, seed=1))
+    data = prepare(cfg)
+    torch.manual_seed(0)
+    model = ParserModel.for_system(data.vocabs, cfg.model, data.system)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    ids = data.examples.usable()
+    losses = []
+    for _ in range(15):
+        loss, words = loss_on_batch(model, data.train_corpus, data.examples, ids, CPU)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert words == sum(len(s) for s in data.train_sentences)
+    assert losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("system_name", available_systems())
+def test_tiny_model_overfits_twenty_sentences(tmp_path: Path, system_name: str) -> None:
+    cfg = tiny_config(tmp_path, in_class_corpus(system_name, 20, seed=2), system=system_name)
+    start = time.perf_counter()
+    data = prepare(cfg)
+    torch.manual_seed(0)
+    model = ParserModel.for_system(data.vocabs, cfg.model, data.system)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    ids = data.examples.usable()
+    assert len(ids) == 20
+    uas = 0.0
+    for step in range(1, 301):
+        loss, _ = loss_on_batch(model, data.train_corpus, data.examples, ids, CPU)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 25 == 0:
+            scores = evaluate_parser(
+                model, data.system, data.dev_corpus, data.dev_sentences,
+                batch_tokens=10_000, device=CPU,
+            )  # fmt: skip
+            uas = scores["uas"]
+            if uas >= 95:
+                break
+    print(f"{system_name}: UAS {uas:.1f} after {step} steps")
+    assert uas >= 95, f"{system_name}: UAS {uas:.1f} after {step} steps"
+    assert time.perf_counter() - start < 60
+
+
+def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(12, seed=4), max_epochs=3, patience=10)
+    result = train(cfg, tmp_path / "run")
+    lines = (tmp_path / "run" / METRICS_NAME).read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [r["epoch"] for r in records] == [1, 2, 3]
+    assert result.best_las == max(r["dev"]["las"] for r in records)
+    checkpoint = tmp_path / "run" / CHECKPOINT_NAME
+    # Plain data only: the safe loader reads it.
+    raw = torch.load(checkpoint, map_location="cpu", weights_only=True)
+    assert raw["format_version"] == FORMAT_VERSION and raw["system"] == "arc_eager"
+    assert raw["dev_metrics"]["las"] == result.best_las
+    loaded = load_parser(checkpoint)
+    data = prepare(cfg)
+    scores = evaluate_parser(
+        loaded.model, loaded.system, data.dev_corpus, data.dev_sentences,
+        batch_tokens=1000, device=CPU,
+    )  # fmt: skip
+    assert scores["las"] == result.best_las and scores["uas"] == raw["dev_metrics"]["uas"]
+
+
+def test_save_load_round_trip_predicts_identically(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(10, seed=8), system="swap")
+    data = prepare(cfg)
+    torch.manual_seed(3)
+    model = ParserModel.for_system(data.vocabs, cfg.model, data.system).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4)  # an opinionated untrained model: varied parses
+    path = tmp_path / "model.pt"
+    save_checkpoint(
+        path,
+        checkpoint_data(
+            model=model, system=data.system, system_options={}, vocabs=data.vocabs,
+            config={"note": "test"},
+        ),
+    )  # fmt: skip
+    loaded = load_parser(path)
+    before = greedy_parse_corpus(model, data.system, data.dev_corpus)
+    after = greedy_parse_corpus(loaded.model, loaded.system, data.dev_corpus)
+    assert before == after
+    assert loaded.system.labels == data.system.labels
+
+
+def test_newer_checkpoint_format_fails_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "future.pt"
+    torch.save({"format_version": FORMAT_VERSION + 1, "library_version": "9.9"}, path)
+    with pytest.raises(CheckpointError, match="newer than this library"):
+        load_checkpoint(path)
+    (tmp_path / "junk.pt").write_text("not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable"):
+        load_checkpoint(tmp_path / "junk.pt")
+
+
+def test_resume_continues_exactly(tmp_path: Path) -> None:
+    sentences = make_corpus(12, seed=6)
+    cfg = tiny_config(tmp_path, sentences, max_epochs=2, patience=10, batch_tokens=30)
+    cfg.model.dropout = 0.2
+    cfg.model.word_dropout = 0.25
+    straight = train(cfg, tmp_path / "straight")
+    cfg.trainer.max_epochs = 1
+    train(cfg, tmp_path / "first")
+    cfg.trainer.max_epochs = 2
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    resumed = train(cfg, tmp_path / "resumed")
+    assert [r["epoch"] for r in resumed.history] == [2]
+    assert resumed.history[0]["loss"] == pytest.approx(straight.history[1]["loss"], rel=1e-5)
+    a = load_checkpoint(tmp_path / "straight" / LAST_NAME)["state_dict"]
+    b = load_checkpoint(tmp_path / "resumed" / LAST_NAME)["state_dict"]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-6)
+
+
+def test_early_stopping_and_time_limit(tmp_path: Path) -> None:
+    sentences = make_corpus(8, seed=12)
+    # With a zero learning rate the dev score never improves after epoch 1.
+    cfg = tiny_config(tmp_path, sentences, max_epochs=6, patience=2, lr=0.0)
+    result = train(cfg, tmp_path / "patience")
+    assert [r["epoch"] for r in result.history] == [1, 2, 3]
+    assert result.best_epoch == 1
+    cfg = tiny_config(tmp_path, sentences, max_epochs=6, max_time_minutes=1e-6)
+    result = train(cfg, tmp_path / "time")
+    assert [r["epoch"] for r in result.history] == [1]  # the next epoch would pass the limit
+
+
+def test_dev_labels_unseen_in_training_are_counted(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(6, seed=13))
+    dev = make_corpus(3, seed=14)
+    for sentence in dev[:2]:  # every non-root word of two sentences gets an unseen label
+        sentence.deprels[:] = ["dep" if d != "root" else d for d in sentence.deprels]
+    cfg.data.dev = str(write_corpus(tmp_path / "dev.conllu", dev))
+    data = prepare(cfg)
+    expected = sum(d == "dep" for s in dev for d in s.deprels)
+    assert data.unseen_dev_labels == {"dep": expected} and expected > 0
+    assert "dep" not in data.system.labels
+
+
+# -- clear errors ------------------------------------------------------------------------------
+def test_bad_names_and_files_fail_before_training(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.system.name = "no_such_system"
+    with pytest.raises(InputError, match="unknown transition system 'no_such_system'"):
+        prepare(cfg)
+    cfg.system.name = "swap"
+    cfg.system.options = {"oracle": "psychic"}
+    with pytest.raises(InputError, match="system=swap with options"):
+        prepare(cfg)
+    cfg.system.name, cfg.system.options = "arc_eager", {}
+    cfg.search.name = "bogus"
+    with pytest.raises(InputError, match="unknown search 'bogus'"):
+        prepare(cfg)
+    cfg.search.name = "greedy"
+    cfg.data.dev = str(tmp_path / "missing.conllu")
+    with pytest.raises(InputError, match="dev file not found"):
+        prepare(cfg)
+    (tmp_path / "empty.conllu").write_text("")
+    cfg.data.dev = str(tmp_path / "empty.conllu")
+    with pytest.raises(InputError):
+        prepare(cfg)
+
+
+def test_config_typos_fail_clearly() -> None:
+    from hydra import compose, initialize_config_dir
+    from hydra.errors import ConfigCompositionException
+
+    register_configs()
+    with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=["system=swap", "trainer=quick"])
+        assert cfg.system.name == "swap" and cfg.trainer.max_epochs == 2
+        with pytest.raises(ConfigCompositionException, match="max_epoch"):
+            compose("config", overrides=["trainer.max_epoch=3"])
+        with pytest.raises(ConfigCompositionException, match="lstm_hiden"):
+            compose("config", overrides=["model.lstm_hiden=3"])
+        with pytest.raises(ConfigCompositionException):
+            compose("config", overrides=["trainer.max_epochs=many"])
+        # The custom preset's test path is mandatory-missing (???): no test evaluation.
+        custom = compose("config", overrides=["data=custom", "data.train=a", "data.dev=b"])
+        assert configured_test_file(custom.data) is None
+
+
+def test_hydra_smoke_run(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "tiny.conllu", make_corpus(15, seed=9))
+    run_dir = tmp_path / "run"
+    command = [
+        sys.executable, "train.py", "data=custom", f"data.train={corpus}",
+        f"data.dev={corpus}", f"data.test={corpus}", "trainer=quick", "model=small",
+        "system=arc_hybrid", "analysis.run=true", f"hydra.run.dir={run_dir}",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (run_dir / CHECKPOINT_NAME).is_file()
+    records = [json.loads(x) for x in (run_dir / METRICS_NAME).read_text().splitlines()]
+    assert [r.get("epoch", r.get("split")) for r in records] == [1, 2, "test"]
+    best = max(records[:2], key=lambda r: r["dev"]["las"])
+    assert records[2]["las"] == best["dev"]["las"]  # test file == dev file here
+    assert "arc_hybrid" in (run_dir / "config.yaml").read_text()
+    study = json.loads((run_dir / "corpus_study.json").read_text())
+    assert set(study) == {"train", "dev", "test"}  # the corpus study ran first
+    typo = subprocess.run(
+        [*command[:-1], "trainer.max_epoch=1", f"hydra.run.dir={tmp_path / 'typo'}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert typo.returncode != 0 and "max_epoch" in typo.stderr
+
+
+@pytest.mark.slow
+def test_torchrun_trains_with_two_cpu_processes(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "tiny.conllu", make_corpus(16, seed=10))
+    run_dir = tmp_path / "ddp"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+        "--standalone", "train.py", "data=custom", f"data.train={corpus}",
+        f"data.dev={corpus}", f"data.test={corpus}", "trainer=quick", "model=small",
+        "trainer.batch_tokens=40", f"hydra.run.dir={run_dir}",
+    ]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = [json.loads(x) for x in (run_dir / METRICS_NAME).read_text().splitlines()]
+    assert [r.get("epoch", r.get("split")) for r in records] == [1, 2, "test"]  # rank 0 alone
+    # Both ranks trained: together they saw (nearly) every word, each about half the steps.
+    words = sum(len(s) for s in make_corpus(16, seed=10))
+    assert 0.5 * words < records[0]["train_words"] <= words
+    assert "2 process(es)" in done.stderr + done.stdout
+    assert load_parser(run_dir / CHECKPOINT_NAME).system.name == "arc_eager"
