@@ -149,6 +149,11 @@ class Sentence:
         return self.forms
 
     @property
+    def labels(self) -> list[str]:
+        """The dependency labels (same list as ``deprels``)."""
+        return self.deprels
+
+    @property
     def is_punct(self) -> list[bool]:
         """For each word, whether its UPOS is ``PUNCT`` (the UD punctuation tag)."""
         return [tag == "PUNCT" for tag in self.upos]

@@ -1,4 +1,4 @@
-"""Greedy decoding on the engine's state batch (issue 6 adds beam search).
+"""Greedy decoding on the engine's state batch, and corpus-level parsing for any decoder.
 
 The encoder runs once per batch; then one loop iteration per transition advances every
 sentence of the batch at once: feature gathering, scoring, masking of illegal actions and the
@@ -8,6 +8,8 @@ within ``max_transitions``) guarantees a well-formed tree for every sentence.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 from torch import Tensor
@@ -39,15 +41,17 @@ def greedy_decode(
     return system.heads_and_labels(state)
 
 
-def greedy_parse_corpus(
+def parse_corpus(
     model: ParserModel,
     system: TransitionSystem,
     corpus: EncodedCorpus,
+    decode: Callable[[ModelInput], tuple[Tensor, Tensor]],
     *,
     batch_tokens: int = 8000,
     device: torch.device | str = "cpu",
 ) -> list[tuple[list[int], list[str | None]]]:
-    """``(heads, labels)`` of every sentence of ``corpus``, in corpus order; sentences are
+    """``(heads, labels)`` of every sentence of ``corpus``, in corpus order, with ``decode``
+    (a batch on the model's device -> heads and label ids ``[B, n_max + 1]``); sentences are
     batched by length (``batch_tokens`` words per batch).  Labels are ``None`` for an
     unlabeled system."""
     device = torch.device(device)
@@ -56,7 +60,7 @@ def greedy_parse_corpus(
     results: list[tuple[list[int], list[str | None]]] = [([], [])] * len(corpus)
     try:
         for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
-            heads, labels = greedy_decode(model, system, corpus.batch(ids).to(device))
+            heads, labels = decode(corpus.batch(ids).to(device))
             heads, labels = heads.cpu().tolist(), labels.cpu().tolist()
             for row, sentence_id in enumerate(ids.tolist()):
                 n = int(corpus.lengths[sentence_id])
@@ -65,3 +69,22 @@ def greedy_parse_corpus(
     finally:
         model.train(was_training)
     return results
+
+
+def greedy_parse_corpus(
+    model: ParserModel,
+    system: TransitionSystem,
+    corpus: EncodedCorpus,
+    *,
+    batch_tokens: int = 8000,
+    device: torch.device | str = "cpu",
+) -> list[tuple[list[int], list[str | None]]]:
+    """Greedy parses of ``corpus`` (see :func:`parse_corpus`)."""
+    return parse_corpus(
+        model,
+        system,
+        corpus,
+        lambda batch: greedy_decode(model, system, batch),
+        batch_tokens=batch_tokens,
+        device=device,
+    )
