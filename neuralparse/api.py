@@ -1,0 +1,144 @@
+"""The notebook API: load a trained parser and parse text, files or sentences (issue 6).
+
+>>> from neuralparse import Parser
+>>> parser = Parser.load("outputs/run/checkpoint.pt", device="cpu")  # doctest: +SKIP
+>>> [s.heads for s in parser.parse(["The cat sat .", ["Pre", "tokenized"]])]  # doctest: +SKIP
+
+Nothing here needs Hydra: the checkpoint carries the configuration, the vocabularies and the
+transition system.  Parsing goes through the same streaming code as ``predict.py``
+(:mod:`neuralparse.prediction`), so both give the same trees.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+
+from neuralparse.errors import InputError
+from neuralparse.evaluation import evaluate
+from neuralparse.io import Sentence, read_conllu
+from neuralparse.model.parser import ParserModel
+from neuralparse.model.vocab import Vocabularies
+from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, predict_stream
+from neuralparse.systems import TransitionSystem
+from neuralparse.training.checkpoint import LoadedParser, load_parser
+from neuralparse.training.trainer import resolve_device
+
+SentenceLike = str | Sequence[str] | Sentence
+"""A sentence to parse: whitespace-separated tokens, a list of tokens, or a Sentence (its
+columns are kept; only HEAD and DEPREL change)."""
+
+
+def as_sentence(item: SentenceLike, position: int) -> Sentence:
+    """The :class:`Sentence` of one item of :meth:`Parser.parse` (``position`` counts from 1
+    and names the item in errors)."""
+    if isinstance(item, Sentence):
+        return item
+    tokens = item.split() if isinstance(item, str) else list(item)
+    where = {"source": "<parse>", "sent_id": f"#{position}"}
+    if not tokens:
+        raise InputError("sentence has no words", **where)
+    for token in tokens:
+        # CoNLL-U allows spaces inside a FORM (UD v2) but not tabs or line breaks.
+        if not isinstance(token, str) or not token.strip() or any(c in token for c in "\t\n\r"):
+            raise InputError(f"token {token!r} is not a non-empty string on one line", **where)
+    return Sentence.from_words(tokens, sent_id=None, source="<parse>", line=position)
+
+
+@dataclass
+class Parser:
+    """A trained parser ready to use (see the module docstring).
+
+    ``system`` is the transition system, ``labels`` the label inventory the model predicts
+    (for ``arc_eager_pp`` these are the lifted labels, decoded in the output), ``config`` the
+    resolved training configuration stored in the checkpoint, ``options`` the default
+    decoding options (each call may override them).
+    """
+
+    loaded: LoadedParser
+    device: torch.device
+    options: PredictOptions
+
+    @classmethod
+    def load(
+        cls, path: str | os.PathLike[str], device: str | torch.device = "cpu", **options: Any
+    ) -> Parser:
+        """Load ``checkpoint.pt`` on ``device`` (``cpu``, ``cuda``, ``cuda:1`` or ``auto``);
+        ``options`` are :class:`~neuralparse.prediction.PredictOptions` fields (``search``,
+        ``beam_size``, ``batch_size``, ``batch_tokens``, ``chunk_size``)."""
+        device = resolve_device(device) if isinstance(device, str) else torch.device(device)
+        return cls(load_parser(path, device), device, PredictOptions(**options))
+
+    @property
+    def system(self) -> TransitionSystem:
+        return self.loaded.system
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.loaded.system.labels
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.loaded.checkpoint["config"]
+
+    @property
+    def model(self) -> ParserModel:
+        return self.loaded.model
+
+    @property
+    def vocabs(self) -> Vocabularies:
+        return self.loaded.vocabs
+
+    @property
+    def dev_metrics(self) -> dict[str, Any]:
+        """The dev scores stored with the checkpoint."""
+        return dict(self.loaded.checkpoint.get("dev_metrics") or {})
+
+    def _options(self, overrides: dict[str, Any]) -> PredictOptions:
+        if not overrides:
+            return self.options
+        unknown = set(overrides) - set(PredictOptions.__dataclass_fields__)
+        if unknown:
+            raise TypeError(f"unknown option(s) {sorted(unknown)}")
+        return PredictOptions(**{**vars(self.options), **overrides})
+
+    def parse(self, sentences: Iterable[SentenceLike], **options: Any) -> list[Sentence]:
+        """Parsed :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
+        ``to_conllu()``), in input order.  ``options`` override the decoding options."""
+        items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
+        return list(predict_stream(self.loaded, items, self._options(options), device=self.device))
+
+    def parse_file(
+        self,
+        source: str | os.PathLike[str] | TextIO,
+        dest: str | os.PathLike[str] | TextIO,
+        *,
+        input_format: str = "auto",
+        lenient: bool = False,
+        progress: bool = False,
+        **options: Any,
+    ) -> PredictionReport:
+        """Parse a CoNLL-U or plain-text file (or ``-``) into CoNLL-U, exactly as
+        ``predict.py`` does; returns counts and timing."""
+        return predict_file(
+            self.loaded,
+            source,
+            dest,
+            self._options(options),
+            device=self.device,
+            input_format=input_format,
+            lenient=lenient,
+            progress=progress,
+        )
+
+    def evaluate(self, gold: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
+        """Parse the words of a gold CoNLL-U file and score the result against it: the
+        evaluation module's metrics (percentages, see :mod:`neuralparse.evaluation`)."""
+        gold_sentences = read_conllu(Path(gold) if not isinstance(gold, Path) else gold)
+        predicted = self.parse(gold_sentences, **options)
+        return evaluate(gold_sentences, predicted).to_dict()

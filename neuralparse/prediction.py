@@ -1,0 +1,413 @@
+"""Batch prediction: stream sentences through a trained parser with bounded memory (issue 6).
+
+The input is read ``chunk_size`` sentences at a time.  Each chunk is encoded once
+(:class:`~neuralparse.model.inputs.EncodedCorpus`), its sentences are sorted by length into
+batches of at most ``batch_tokens`` words (counting every beam item) and ``batch_size``
+sentences, every batch is decoded on the state batch (greedy or beam search, one loop
+iteration per transition for the whole batch), and the chunk is written back in input order
+before the next one is read.  Memory therefore depends on the chunk and batch sizes, never on
+the length of the input.  Sorting by length keeps padding low and puts very long sentences
+(hundreds of words) together in small batches: a batch of 500-word sentences holds at most
+``batch_tokens / 500`` of them, and a sentence longer than ``batch_tokens`` is parsed alone.
+
+Every tree goes through :meth:`TransitionSystem.output_tree` (pseudo-projective parsing
+decodes its lifted labels there) and back into its own sentence with
+:meth:`Sentence.with_tree`, so CoNLL-U input keeps every byte except HEAD and DEPREL.
+
+Under ``torchrun --nproc_per_node=N`` every rank reads the same input; rank ``r`` parses the
+sentences ``r, r + N, ...`` of each chunk, rank 0 gathers the parsed chunk and writes it in
+input order (:func:`predict_file`).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+from torch import Tensor
+from tqdm import tqdm
+
+from neuralparse.errors import InputError
+from neuralparse.io import ReadReport, Sentence, detect_format, iter_conllu, iter_text
+from neuralparse.io.sources import ENCODING
+from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.vocab import column_present
+from neuralparse.search import SEARCHES
+from neuralparse.search.greedy import greedy_decode
+from neuralparse.training import distributed
+from neuralparse.training.batching import token_batches
+from neuralparse.training.checkpoint import LoadedParser
+
+log = logging.getLogger("neuralparse.predict")
+
+STDIO = "-"
+"""The path that means standard input or output."""
+
+INPUT_FORMATS = ("auto", "conllu", "text")
+_DETECT_LINES = 50  # what detect_format reads at most
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """How to decode and how much to hold in memory at once."""
+
+    search: str = "greedy"
+    beam_size: int = 8
+    """Beam width for ``search="beam"`` (ignored by greedy search)."""
+    batch_size: int = 1024
+    """At most this many sentences per batch."""
+    batch_tokens: int = 8000
+    """At most this many words per batch, counting each of the ``beam_size`` beam items (a
+    longer sentence is a batch of its own)."""
+    chunk_size: int = 10_000
+    """Sentences read ahead, sorted by length and parsed before the next chunk is read."""
+
+    def __post_init__(self) -> None:
+        if self.search not in SEARCHES:
+            raise InputError(f"unknown search {self.search!r}; available: {list(SEARCHES)}")
+        for name in ("beam_size", "batch_size", "batch_tokens", "chunk_size"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @property
+    def beam_items(self) -> int:
+        """Configurations searched per sentence."""
+        return self.beam_size if self.search == "beam" else 1
+
+
+@dataclass
+class PredictionReport:
+    """What a prediction run did."""
+
+    source: str = ""
+    sentences: int = 0
+    words: int = 0
+    seconds: float = 0.0
+    read: ReadReport = field(default_factory=ReadReport)
+
+    @property
+    def skipped(self) -> int:
+        """Sentences that ``lenient`` reading left out."""
+        return self.read.skipped_count
+
+    def summary(self) -> str:
+        seconds = max(self.seconds, 1e-9)
+        text = (
+            f"{self.source}: parsed {self.sentences} sentences, {self.words} words in "
+            f"{self.seconds:.2f}s ({self.sentences / seconds:.0f} sentences/s, "
+            f"{self.words / seconds:.0f} words/s)"
+        )
+        if self.skipped:
+            text += f"; skipped {self.skipped} malformed sentences ({self.read.summary()})"
+        return text
+
+
+# -- decoding ------------------------------------------------------------------------------
+
+
+def decode(
+    parser: LoadedParser, batch: ModelInput, options: PredictOptions
+) -> tuple[Tensor, Tensor]:
+    """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device."""
+    if options.search == "greedy":
+        return greedy_decode(parser.model, parser.system, batch)
+    from neuralparse.search.beam import beam_decode  # only beam users pay for the import
+
+    heads, labels, _ = beam_decode(parser.model, parser.system, batch, options.beam_size)
+    return heads, labels
+
+
+def batches_by_length(lengths: Tensor, options: PredictOptions) -> list[Tensor]:
+    """Sentence ids of a chunk in batches of similar length, shortest first, within the word
+    and sentence budgets of ``options``."""
+    words = max(1, options.batch_tokens // options.beam_items)
+    return [
+        piece
+        for batch in token_batches(lengths, words, shuffle=False)
+        for piece in batch.split(options.batch_size)
+    ]
+
+
+def parse_sentences(
+    parser: LoadedParser,
+    sentences: Sequence[Sentence],
+    options: PredictOptions,
+    *,
+    device: torch.device,
+    on_batch: Callable[[int, int], None] | None = None,
+) -> list[Sentence]:
+    """``sentences`` with predicted trees, in their order (one chunk's worth: everything is
+    encoded at once).  ``on_batch(sentences, words)`` is called after each batch."""
+    for sentence in sentences:
+        if len(sentence) == 0:
+            raise InputError(
+                "sentence has no words",
+                source=sentence.source,
+                line=sentence.line or None,
+                sent_id=sentence.sent_id,
+            )
+    if not sentences:
+        return []
+    system = parser.system
+    corpus = EncodedCorpus.build(sentences, parser.vocabs, max_word_chars(parser))
+    parsed: list[Sentence | None] = [None] * len(sentences)
+    for ids in batches_by_length(corpus.lengths, options):
+        heads, labels = decode(parser, corpus.batch(ids).to(device), options)
+        heads_rows, label_rows = heads.cpu().tolist(), labels.cpu().tolist()
+        words = 0
+        for row, index in enumerate(ids.tolist()):
+            sentence = sentences[index]
+            n = len(sentence)
+            names = [system.labels[k] if k >= 0 else "_" for k in label_rows[row][1 : n + 1]]
+            tree_heads, deprels = system.output_tree(heads_rows[row][1 : n + 1], names)
+            parsed[index] = sentence.with_tree(tree_heads, deprels)
+            words += n
+        if on_batch is not None:
+            on_batch(len(ids), words)
+    return parsed  # type: ignore[return-value]  # every index was filled by some batch
+
+
+def max_word_chars(parser: LoadedParser) -> int:
+    """The character cut-off the model was trained with."""
+    return int(parser.model.config.max_word_chars)
+
+
+def chunks(sentences: Iterable[Sentence], size: int) -> Iterator[list[Sentence]]:
+    iterator = iter(sentences)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def missing_inputs(parser: LoadedParser, sentences: Sequence[Sentence]) -> list[str]:
+    """The tag columns the model reads that ``sentences`` leave empty (``_`` everywhere):
+    such words get the unknown tag's vector, which the model has rarely seen in training."""
+    vocabs = parser.vocabs
+    columns = {"UPOS": (vocabs.upos, "upos"), "XPOS": (vocabs.xpos, "xpos")}
+    columns["FEATS"] = (vocabs.feats, "feats")
+    return [
+        name
+        for name, (vocab, attribute) in columns.items()
+        if vocab is not None
+        and not column_present(v for s in sentences for v in getattr(s, attribute))
+    ]
+
+
+def predict_stream(
+    parser: LoadedParser,
+    sentences: Iterable[Sentence],
+    options: PredictOptions,
+    *,
+    device: torch.device,
+    progress: bool = False,
+    report: PredictionReport | None = None,
+) -> Iterator[Sentence]:
+    """Parse a stream of sentences chunk by chunk, yielding them in input order."""
+    report = report if report is not None else PredictionReport()
+    bar = tqdm(
+        desc="parsing", unit="sent", disable=not progress, file=sys.stderr, dynamic_ncols=True
+    )
+    start = time.perf_counter()
+    warned = False
+
+    def advance(count: int, words: int) -> None:
+        report.sentences += count
+        report.words += words
+        bar.update(count)
+        bar.set_postfix(words_s=f"{report.words / max(time.perf_counter() - start, 1e-9):.0f}")
+
+    try:
+        for chunk in chunks(sentences, options.chunk_size):
+            missing = missing_inputs(parser, chunk)
+            if missing and not warned:
+                warned = True
+                log.warning(
+                    "the model reads %s but the input leaves %s empty: those words get the "
+                    "unknown tag, so expect lower accuracy than with tagged input",
+                    "/".join(missing),
+                    "these columns" if len(missing) > 1 else "this column",
+                )
+            yield from parse_sentences(parser, chunk, options, device=device, on_batch=advance)
+    finally:
+        report.seconds += time.perf_counter() - start
+        bar.close()
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+def _peek(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
+    head = list(itertools.islice(lines, _DETECT_LINES))
+    return head, itertools.chain(head, lines)
+
+
+def _detect_path_format(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            head = [
+                raw.decode(ENCODING, "replace") for raw in itertools.islice(handle, _DETECT_LINES)
+            ]
+    except OSError as error:
+        raise InputError(f"cannot read input: {error.strerror}", source=str(path)) from None
+    return detect_format(head)
+
+
+@contextmanager
+def open_sentences(
+    source: str | os.PathLike[str] | TextIO,
+    *,
+    input_format: str = "auto",
+    lenient: bool = False,
+    report: ReadReport | None = None,
+) -> Iterator[Iterator[Sentence]]:
+    """The sentences of ``source`` (a path, ``-`` for standard input, or an open text file)
+    as CoNLL-U or plain pre-tokenized text (``input_format``: ``auto`` detects it from the
+    first lines).  CoNLL-U needs no tree (HEAD may be ``_``); ``lenient`` skips malformed
+    CoNLL-U sentences and counts them in ``report``."""
+    if input_format not in INPUT_FORMATS:
+        raise InputError(f"unknown input_format {input_format!r}; available: {INPUT_FORMATS}")
+    report = report if report is not None else ReadReport()
+    stdin: io.TextIOWrapper | None = None
+    if isinstance(source, str | os.PathLike) and str(source) != STDIO:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError("input file not found", source=str(path))
+        name, lines = str(path), None
+        fmt = _detect_path_format(path) if input_format == "auto" else input_format
+    else:
+        if isinstance(source, str | os.PathLike):  # "-": bytes as they come, \r\n kept
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding=ENCODING, newline="")
+            handle: TextIO = stdin
+            name = "<stdin>"
+        else:
+            handle = source
+            name = str(getattr(source, "name", "<file>"))
+        head, lines = _peek(iter(handle))
+        fmt = detect_format(head) if input_format == "auto" else input_format
+    origin: Any = lines if lines is not None else str(source)
+    report.source = name
+    try:
+        if fmt == "conllu":
+            yield iter_conllu(origin, lenient=lenient, check_tree=False, report=report, name=name)
+        else:
+            yield iter_text(origin, name=name)
+    finally:
+        if stdin is not None:
+            stdin.detach()  # leave sys.stdin usable
+
+
+@contextmanager
+def open_output(dest: str | os.PathLike[str] | TextIO) -> Iterator[TextIO]:
+    """A text handle for ``dest``: a path (written to ``NAME.partial`` and renamed when
+    everything succeeded, so a failed run leaves no truncated output), ``-`` for standard
+    output, or an open text file.  Line endings are written as they are."""
+    if not isinstance(dest, str | os.PathLike):
+        yield dest
+        return
+    if str(dest) == STDIO:
+        stdout = io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, newline="")
+        try:
+            yield stdout
+            stdout.flush()
+        finally:
+            stdout.detach()
+        return
+    path = Path(dest)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("w", encoding=ENCODING, newline="") as handle:
+            yield handle
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def predict_file(
+    parser: LoadedParser,
+    source: str | os.PathLike[str] | TextIO,
+    dest: str | os.PathLike[str] | TextIO,
+    options: PredictOptions | None = None,
+    *,
+    device: torch.device,
+    input_format: str = "auto",
+    lenient: bool = False,
+    progress: bool = False,
+) -> PredictionReport:
+    """Parse ``source`` into ``dest`` (paths, ``-`` or open text files) as CoNLL-U; see the
+    module docstring.  Under ``torchrun`` the ranks share the work and rank 0 writes."""
+    options = options or PredictOptions()
+    context = distributed.Distributed()
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if world_size > 1:
+        if not isinstance(source, str | os.PathLike) or str(source) == STDIO:
+            raise InputError("torchrun prediction needs an input file that every rank can read")
+        context, device = distributed.setup(device)
+        parser.model.to(device)
+    report = PredictionReport()
+    try:
+        with open_sentences(
+            source, input_format=input_format, lenient=lenient, report=report.read
+        ) as sentences:
+            report.source = report.read.source or str(source)  # set by open_sentences
+            if context.active:
+                _predict_sharded(parser, sentences, dest, options, device, context, report)
+            else:
+                with open_output(dest) as out:
+                    for sentence in predict_stream(
+                        parser,
+                        sentences,
+                        options,
+                        device=device,
+                        progress=progress,
+                        report=report,
+                    ):
+                        out.write(sentence.to_conllu())
+    finally:
+        distributed.teardown(context)
+    return report
+
+
+def _predict_sharded(
+    parser: LoadedParser,
+    sentences: Iterator[Sentence],
+    dest: str | os.PathLike[str] | TextIO,
+    options: PredictOptions,
+    device: torch.device,
+    context: distributed.Distributed,
+    report: PredictionReport,
+) -> None:
+    """Each rank parses every ``world_size``-th sentence of each chunk; rank 0 gathers the
+    chunk's CoNLL-U blocks and writes them in input order."""
+    import torch.distributed as dist
+
+    start = time.perf_counter()
+    ranks = context.world_size
+    with open_output(dest) if context.is_main else _nowhere() as out:
+        for chunk in chunks(sentences, options.chunk_size * ranks):
+            mine = chunk[context.rank :: ranks]
+            blocks = [s.to_conllu() for s in parse_sentences(parser, mine, options, device=device)]
+            gathered: list[list[str]] | None = None
+            if context.is_main:
+                gathered = [[] for _ in range(ranks)]
+            dist.gather_object(blocks, gathered, dst=0)
+            if gathered is not None:
+                for i in range(len(chunk)):
+                    out.write(gathered[i % ranks][i // ranks])
+            report.sentences += len(chunk)
+            report.words += sum(len(s) for s in chunk)
+    report.seconds += time.perf_counter() - start
+
+
+@contextmanager
+def _nowhere() -> Iterator[None]:
+    yield None

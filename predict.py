@@ -1,0 +1,114 @@
+"""Parse CoNLL-U or plain pre-tokenized text with a trained parser (Hydra; conf/predict.yaml):
+
+    python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
+        [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [chunk_size=N]
+        [input_format=auto|conllu|text] [lenient=true] [progress=false] [threads=N]
+
+``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL;
+plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U.  The input
+is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded.
+``torchrun --nproc_per_node=N predict.py ...`` shards each chunk across the ranks and rank 0
+writes one output in input order.  Exit status 2 on bad input or a bad checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+# Before torch is imported: idle OpenMP threads sleep instead of spinning (see train.py).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from dataclasses import dataclass, field
+
+import hydra
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING, DictConfig
+
+from neuralparse.config import SearchConfig
+from neuralparse.errors import InputError
+
+log = logging.getLogger("neuralparse.predict")
+
+
+@dataclass
+class PredictConfig:
+    """Schema of conf/predict.yaml."""
+
+    checkpoint: str = MISSING
+    input: str = "-"
+    output: str = "-"
+    input_format: str = "auto"
+    """auto (from the first lines), conllu or text."""
+    lenient: bool = False
+    """Skip malformed CoNLL-U sentences (counted in the final message) instead of failing."""
+    device: str = "auto"
+    batch_size: int = 1024
+    """Sentences per batch at most."""
+    batch_tokens: int = 8000
+    """Words per batch at most, counting every beam item."""
+    chunk_size: int = 10_000
+    """Sentences read ahead and sorted by length (memory grows with it)."""
+    threads: int | None = None
+    """torch intra-op threads (None: torch's default)."""
+    progress: bool = True
+    """A progress bar with sentences/s on stderr."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+
+@hydra.main(version_base="1.3", config_path="conf", config_name="predict")
+def main(cfg: DictConfig) -> None:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stderr, format="[%(asctime)s][%(name)s] %(message)s"
+    )
+    import torch
+
+    from neuralparse.prediction import PredictOptions, predict_file
+    from neuralparse.training.checkpoint import load_parser
+    from neuralparse.training.trainer import resolve_device
+
+    main_process = int(os.environ.get("RANK", "0")) == 0
+    if not main_process:
+        log.setLevel(logging.WARNING)
+    try:
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        options = PredictOptions(
+            search=cfg.search.name,
+            beam_size=cfg.search.beam_size,
+            batch_size=cfg.batch_size,
+            batch_tokens=cfg.batch_tokens,
+            chunk_size=cfg.chunk_size,
+        )
+        device = resolve_device(cfg.device)
+        parser = load_parser(cfg.checkpoint, device)
+        log.info(
+            "%s: system %s, %d labels, %s search%s, device %s, %d threads",
+            cfg.checkpoint,
+            parser.system.name,
+            len(parser.system.labels),
+            options.search,
+            f" (beam {options.beam_size})" if options.search == "beam" else "",
+            device,
+            torch.get_num_threads(),
+        )
+        report = predict_file(
+            parser,
+            cfg.input,
+            cfg.output,
+            options,
+            device=device,
+            input_format=cfg.input_format,
+            lenient=cfg.lenient,
+            progress=cfg.progress and main_process,
+        )
+    except InputError as error:
+        log.error("%s", error)
+        sys.exit(2)
+    if main_process:
+        log.info("%s", report.summary())
+
+
+if __name__ == "__main__":
+    ConfigStore.instance().store(name="predict_schema", node=PredictConfig)
+    main()
