@@ -1,0 +1,408 @@
+"""Parsing throughput, end to end from file to file, for every system: greedy and beam search.
+
+For each system this parses a CoNLL-U file (default English-EWT test, gold tokenization) with
+:func:`neuralparse.prediction.predict_file` exactly as ``predict.py`` does: read, encode,
+batch by length, search on the state batch, write CoNLL-U.  It reports words/s, sentences/s,
+seconds, peak memory and the beam/greedy time ratio (issue 6 targets: >= 15,000 words/s greedy
+with 2 CPU threads for arc_eager and two_registers; beam 8 at most 3x greedy time), prints a
+table and saves JSON.
+
+Without ``--checkpoint`` each system gets an *untrained* model of the default size
+(:class:`~neuralparse.config.ModelConfig`) with vocabularies and labels from the training file
+next to the input: speed depends on the sizes, not on the weight values, except through the
+number of transitions for systems whose derivation length varies (swap's SWAPs, the planar
+systems' register moves), which a random scorer may inflate.  The JSON says which it used.
+
+Peak memory on CPU is the process's resident high-water mark (``ru_maxrss``), which never goes
+down, so later rows include earlier ones; on CUDA it is ``torch.cuda.max_memory_allocated``
+per run.
+
+``--profile SYSTEM`` parses the file once with an instrumented copy of the greedy loop and
+splits the time into reading, input encoding (vocabulary lookups), encoder, scorer, state
+operations (features, legal mask, apply, terminal test), output (trees back into sentences)
+and writing.
+
+    python benchmarks/throughput.py [--systems arc_eager two_registers] [--limit 500]
+        [--threads 2] [--device cpu|cuda] [--beam 8] [--checkpoint PATH] [--profile arc_eager]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+from torch import Tensor
+
+from neuralparse.config import ModelConfig
+from neuralparse.io import Sentence, read_conllu, write_conllu
+from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.parser import ParserModel, summary_features
+from neuralparse.model.scorer import mask_illegal
+from neuralparse.model.vocab import build_vocabularies
+from neuralparse.oracle import training_labels
+from neuralparse.prediction import (
+    PredictOptions,
+    batches_by_length,
+    parse_sentences,
+    predict_file,
+)
+from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
+from neuralparse.training.checkpoint import LoadedParser, load_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "ud" / "UD_English-EWT" / "test.conllu"
+DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "throughput.json"
+LABEL_SAMPLE = 3000
+"""Training sentences read for an untrained model's label inventory (labels only size the
+output layer; a sample finds nearly all of them)."""
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+# -- models ----------------------------------------------------------------------------------
+
+
+def untrained_parser(
+    system_name: str,
+    vocab_sentences: Sequence[Sentence],
+    device: torch.device,
+    config: ModelConfig | None = None,
+) -> LoadedParser:
+    """A randomly initialised parser of ``config``'s size for ``system_name``, with the
+    vocabularies and label inventory of ``vocab_sentences`` (for speed measurements only)."""
+    config = config or ModelConfig()
+    labels = training_labels(system_name, vocab_sentences[:LABEL_SAMPLE])
+    system = get_system(system_name, labels)
+    vocabs = build_vocabularies(
+        vocab_sentences,
+        min_word_count=config.min_word_count,
+        use_chars=config.use_chars,
+        use_upos=config.use_upos,
+        use_xpos=config.use_xpos,
+        use_feats=config.use_feats,
+    )
+    torch.manual_seed(0)
+    model = ParserModel.for_system(vocabs, config, system).to(device).eval()
+    return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
+
+
+def vocabulary_source(input_path: Path) -> Path:
+    """The training file beside ``input_path`` when there is one, else the input itself."""
+    train = input_path.with_name("train.conllu")
+    return train if train.is_file() else input_path
+
+
+# -- the instrumented greedy loop --------------------------------------------------------------
+
+
+@dataclass
+class Timers:
+    """Accumulated seconds per named part (synchronised on CUDA so the GPU work is counted
+    where it is issued)."""
+
+    device: torch.device
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def __call__(self, part: str) -> Iterator[None]:
+        synchronize(self.device)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            synchronize(self.device)
+            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
+
+
+@contextmanager
+def _untimed(part: str) -> Iterator[None]:
+    yield
+
+
+@torch.inference_mode()
+def profiled_greedy(
+    model: ParserModel,
+    system: TransitionSystem,
+    batch: ModelInput,
+    timers: Timers | None = None,
+    max_steps: int | None = None,
+) -> tuple[Tensor, Tensor, Tensor, int]:
+    """:func:`neuralparse.search.greedy.greedy_decode`'s loop with timers around its parts.
+
+    Returns heads and label ids ``[B, n_max + 1]``, the transitions each sentence took
+    ``[B]`` and the loop iterations run.  ``max_steps`` stops early (the parses are then
+    incomplete: for timing only).
+    """
+    timed = timers if timers is not None else _untimed
+    with timed("encoder"):
+        table = model.encode(batch)
+    with timed("state"):
+        state = system.initial(batch.lengths, batch.lengths.device)
+    rows = torch.arange(state.batch_size, device=state.device)
+    limit = system.max_transitions(state.n_max)
+    if max_steps is not None:
+        limit = min(limit, max_steps)
+    iterations = 0
+    for _ in range(limit):
+        with timed("state"):
+            done = bool(system.terminal(state).all())
+        if done:
+            break
+        with timed("state"):
+            summary = summary_features(system, state) if model.n_summary else None
+            features = system.features(state)
+        with timed("scorer"):
+            scores = model.score(table, rows, features, summary)
+        with timed("state"):
+            legal = system.legal(state)
+        with timed("scorer"):
+            actions = mask_illegal(scores, legal).argmax(1)
+        with timed("state"):
+            system.apply(state, actions)
+        iterations += 1
+    heads, labels = system.heads_and_labels(state)
+    return heads, labels, state.scalars["steps"].clone(), iterations
+
+
+def profile_file(
+    parser: LoadedParser,
+    input_path: Path,
+    output_path: Path,
+    options: PredictOptions,
+    device: torch.device,
+    limit: int | None,
+) -> tuple[dict[str, float], int]:
+    """Seconds per part of one greedy file-to-file parse (see the module docstring) and the
+    transitions taken (their number varies by system and scorer: it explains speed)."""
+    timers = Timers(device)
+    with timers("read"):
+        sentences = read_conllu(input_path, check_tree=False)[:limit]
+    with timers("input encoding"):
+        corpus = EncodedCorpus.build(sentences, parser.vocabs, parser.model.config.max_word_chars)
+        groups = batches_by_length(corpus.lengths, options)
+        batches = [corpus.batch(ids).to(device) for ids in groups]
+    parsed: list[Sentence | None] = [None] * len(sentences)
+    transitions = 0
+    for ids, batch in zip(groups, batches, strict=True):
+        heads, labels, steps, _ = profiled_greedy(parser.model, parser.system, batch, timers)
+        transitions += int(steps.sum())
+        with timers("output"):
+            heads_rows, label_rows = heads.cpu().tolist(), labels.cpu().tolist()
+            for row, index in enumerate(ids.tolist()):
+                sentence = sentences[index]
+                n = len(sentence)
+                names = [parser.system.labels[k] for k in label_rows[row][1 : n + 1]]
+                tree = parser.system.output_tree(heads_rows[row][1 : n + 1], names)
+                parsed[index] = sentence.with_tree(*tree)
+    with timers("write"):
+        write_conllu(parsed, output_path)  # type: ignore[arg-type]  # every index was filled
+    return timers.seconds, transitions
+
+
+# -- measurements -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    system: str
+    search: str
+    sentences: int
+    words: int
+    seconds: float
+    peak_memory_mb: float
+
+    @property
+    def words_per_s(self) -> float:
+        return self.words / max(self.seconds, 1e-9)
+
+    @property
+    def sentences_per_s(self) -> float:
+        return self.sentences / max(self.seconds, 1e-9)
+
+
+def peak_memory_mb(device: torch.device) -> float:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def limited_input(input_path: Path, limit: int | None, workdir: Path) -> Path:
+    """``input_path`` itself, or a copy of its first ``limit`` sentences in ``workdir``."""
+    if limit is None:
+        return input_path
+    subset = workdir / f"first{limit}.conllu"
+    write_conllu(read_conllu(input_path, check_tree=False)[:limit], subset)
+    return subset
+
+
+def time_parse(
+    parser: LoadedParser,
+    input_path: Path,
+    output_path: Path,
+    options: PredictOptions,
+    device: torch.device,
+) -> Run:
+    """One end-to-end ``predict_file`` run (after a short warm-up on the same file)."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    synchronize(device)
+    start = time.perf_counter()
+    report = predict_file(parser, input_path, output_path, options, device=device)
+    synchronize(device)
+    seconds = time.perf_counter() - start
+    return Run(
+        parser.system.name,
+        options.search,
+        report.sentences,
+        report.words,
+        seconds,
+        peak_memory_mb(device),
+    )
+
+
+def warm_up(parser: LoadedParser, device: torch.device, options: PredictOptions) -> None:
+    """Parse a few sentences first: the first calls allocate and pick kernels."""
+    words = ["The", "cat", "sat", "on", "the", "mat", "."]
+    sentences = [Sentence.from_words(words[: 3 + k], upos=["NOUN"] * (3 + k)) for k in range(4)]
+    parse_sentences(parser, sentences, options, device=device)
+
+
+def environment(device: torch.device) -> dict[str, object]:
+    info: dict[str, object] = {
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def format_table(runs: Sequence[Run], ratios: dict[str, float]) -> str:
+    lines = [
+        f"{'system':14s} {'search':8s} {'sent':>6s} {'words':>7s} {'seconds':>8s} "
+        f"{'words/s':>9s} {'sent/s':>8s} {'peak MB':>8s} {'beam/greedy':>11s}"
+    ]
+    for run in runs:
+        beam_row = run.search != "greedy" and run.system in ratios
+        ratio = f"{ratios[run.system]:.2f}" if beam_row else ""
+        lines.append(
+            f"{run.system:14s} {run.search:8s} {run.sentences:6d} {run.words:7d} "
+            f"{run.seconds:8.2f} {run.words_per_s:9.0f} {run.sentences_per_s:8.0f} "
+            f"{run.peak_memory_mb:8.0f} {ratio:>11s}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="CoNLL-U to parse")
+    parser.add_argument("--limit", type=int, help="parse only the first N sentences")
+    parser.add_argument("--systems", nargs="+", default=sorted(SYSTEMS), choices=sorted(SYSTEMS))
+    parser.add_argument("--checkpoint", type=Path, help="a trained parser (its system only)")
+    parser.add_argument("--beam", type=int, default=8, help="beam size (0: greedy only)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    parser.add_argument("--batch-size", type=int, default=PredictOptions.batch_size)
+    parser.add_argument("--batch-tokens", type=int, default=PredictOptions.batch_tokens)
+    parser.add_argument("--profile", choices=sorted(SYSTEMS), help="time the parts of one system")
+    parser.add_argument("--json-out", type=Path, default=DEFAULT_JSON)
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    if not args.input.is_file():
+        print(f"error: input not found: {args.input}", file=sys.stderr)
+        return 2
+    greedy = PredictOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens)
+    beam = None
+    if args.beam:
+        beam = PredictOptions("beam", args.beam, args.batch_size, args.batch_tokens)
+
+    vocab_sentences: list[Sentence] = []
+    if args.checkpoint is None:
+        vocab_sentences = read_conllu(vocabulary_source(args.input))
+
+    def parser_for(name: str) -> LoadedParser:
+        if args.checkpoint is not None:
+            return load_parser(args.checkpoint, device)
+        return untrained_parser(name, vocab_sentences, device)
+
+    systems = args.systems
+    if args.checkpoint is not None:
+        systems = [load_parser(args.checkpoint, "cpu").system.name]
+    result: dict[str, object] = {
+        "input": str(args.input),
+        "limit": args.limit,
+        "model": str(args.checkpoint) if args.checkpoint else "untrained (default ModelConfig)",
+        "environment": environment(device),
+        "batch_size": args.batch_size,
+        "batch_tokens": args.batch_tokens,
+        "peak_memory": "cuda max_memory_allocated per run"
+        if device.type == "cuda"
+        else "process ru_maxrss so far (monotonic)",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        source = limited_input(args.input, args.limit, workdir)
+        output = workdir / "parsed.conllu"
+        if args.profile:
+            loaded = parser_for(args.profile)
+            warm_up(loaded, device, greedy)
+            parts, transitions = profile_file(loaded, source, output, greedy, device, None)
+            words = sum(len(s) for s in read_conllu(source, check_tree=False))
+            total = sum(parts.values())
+            print(
+                f"profile of {args.profile} greedy ({total:.2f} s in all, "
+                f"{transitions / words:.2f} transitions per word):"
+            )
+            for part, seconds in sorted(parts.items(), key=lambda kv: -kv[1]):
+                print(f"  {part:15s} {seconds:7.3f} s  {100 * seconds / total:5.1f} %")
+            result["profile"] = {
+                "system": args.profile,
+                "seconds": parts,
+                "transitions_per_word": transitions / words,
+            }
+        runs: list[Run] = []
+        ratios: dict[str, float] = {}
+        for name in systems:
+            loaded = parser_for(name)
+            warm_up(loaded, device, greedy)
+            runs.append(time_parse(loaded, source, output, greedy, device))
+            if beam is not None:
+                warm_up(loaded, device, beam)
+                runs.append(time_parse(loaded, source, output, beam, device))
+                ratios[name] = runs[-1].seconds / runs[-2].seconds
+            print(format_table(runs[-2 if beam else -1 :], ratios).split("\n", 1)[1], flush=True)
+    print(format_table(runs, ratios))
+    env = result["environment"]
+    print(f"device {env['device']}, {env['threads']} threads, model: {result['model']}")
+    result["runs"] = [
+        {**asdict(r), "words_per_s": r.words_per_s, "sentences_per_s": r.sentences_per_s}
+        for r in runs
+    ]
+    result["beam_size"] = args.beam
+    result["beam_over_greedy_time"] = ratios
+    args.json_out.parent.mkdir(parents=True, exist_ok=True)
+    args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {args.json_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

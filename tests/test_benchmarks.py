@@ -1,0 +1,131 @@
+"""Smoke tests of the benchmark scripts with tiny settings (no timing assertions): they run,
+write valid JSON and PNG files, and what they count is right where it is known exactly."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from neuralparse.io import read_conllu
+from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.search.greedy import greedy_decode
+from neuralparse.training.checkpoint import checkpoint_data, save_checkpoint
+from tests.parser_fixtures import make_corpus, write_corpus
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+import length_scaling  # noqa: E402
+import throughput  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny treebank directory: non-projective train and test sets."""
+    root = tmp_path_factory.mktemp("UD_Tiny")
+    write_corpus(root / "train.conllu", make_corpus(40, seed=1, max_words=9, projective=False))
+    write_corpus(root / "test.conllu", make_corpus(12, seed=2, max_words=9, projective=False))
+    return root
+
+
+@pytest.mark.parametrize("name", ["arc_eager", "swap", "two_registers", "three_step"])
+def test_profiled_greedy_gives_the_greedy_parses(treebank: Path, name: str) -> None:
+    train = read_conllu(treebank / "train.conllu")
+    parser = throughput.untrained_parser(name, train, torch.device("cpu"))
+    sentences = read_conllu(treebank / "test.conllu")
+    batch = EncodedCorpus.build(sentences, parser.vocabs).batch(torch.arange(len(sentences)))
+    timers = throughput.Timers(torch.device("cpu"))
+    heads, labels, steps, iterations = throughput.profiled_greedy(
+        parser.model, parser.system, batch, timers
+    )
+    expected_heads, expected_labels = greedy_decode(parser.model, parser.system, batch)
+    assert torch.equal(heads, expected_heads)
+    assert torch.equal(labels, expected_labels)
+    assert int(steps.max()) == iterations
+    assert set(timers.seconds) == {"encoder", "scorer", "state"}
+
+
+def test_throughput_writes_json_and_profile(treebank: Path, tmp_path: Path) -> None:
+    out = tmp_path / "throughput.json"
+    argv = ["--input", str(treebank / "test.conllu"), "--systems", "arc_eager", "arc_standard"]
+    argv += ["--beam", "2", "--threads", "1", "--profile", "arc_eager", "--json-out", str(out)]
+    assert throughput.main(argv) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    runs = result["runs"]
+    assert [(r["system"], r["search"]) for r in runs] == [
+        ("arc_eager", "greedy"),
+        ("arc_eager", "beam"),
+        ("arc_standard", "greedy"),
+        ("arc_standard", "beam"),
+    ]
+    words = sum(len(s) for s in make_corpus(12, seed=2, max_words=9, projective=False))
+    assert all(r["sentences"] == 12 and r["words"] == words for r in runs)
+    assert all(r["words_per_s"] > 0 and r["peak_memory_mb"] > 0 for r in runs)
+    assert set(result["beam_over_greedy_time"]) == {"arc_eager", "arc_standard"}
+    parts = result["profile"]["seconds"]
+    assert {"read", "input encoding", "encoder", "scorer", "state", "output", "write"} == set(parts)
+    assert result["model"].startswith("untrained")
+    # Arc-eager takes between n and 2n transitions for n words.
+    assert 1.0 <= result["profile"]["transitions_per_word"] <= 2.0
+
+
+def test_throughput_limit_parses_a_prefix(treebank: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.json"
+    argv = ["--input", str(treebank / "test.conllu"), "--systems", "swap", "--beam", "0"]
+    assert throughput.main([*argv, "--limit", "5", "--json-out", str(out)]) == 0
+    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert run["sentences"] == 5
+
+
+def test_transitions_study_counts_oracle_and_parser(treebank: Path, tmp_path: Path) -> None:
+    # A checkpoint of an untrained arc-standard parser: its derivations take exactly 2n steps.
+    parser = throughput.untrained_parser(
+        "arc_standard", read_conllu(treebank / "train.conllu"), torch.device("cpu")
+    )
+    checkpoint = tmp_path / "checkpoint.pt"
+    save_checkpoint(
+        checkpoint,
+        checkpoint_data(
+            model=parser.model,
+            system=parser.system,
+            system_options={},
+            vocabs=parser.vocabs,
+            config={},
+        ),
+    )
+    argv = ["transitions", "--treebank", str(treebank), "--systems", "arc_standard", "swap"]
+    argv += ["--limit", "30", "--checkpoint", str(checkpoint), "--out-dir", str(tmp_path)]
+    assert length_scaling.main(argv) == 0
+    assert (tmp_path / "transitions_vs_length.png").read_bytes().startswith(PNG_SIGNATURE)
+    result = json.loads((tmp_path / "transitions_vs_length.json").read_text(encoding="utf-8"))
+    systems = result["systems"]
+    standard = systems["arc_standard"]
+    assert len(standard["oracle"]["points"]) == 30
+    assert all(m == 2 * n for n, m in standard["oracle"]["points"])
+    assert standard["oracle"]["slope"] == pytest.approx(2.0)
+    assert len(standard["parser"]["points"]) == 12
+    assert all(m == 2 * n for n, m in standard["parser"]["points"])
+    # Swap: 2n transitions plus one per SWAP; non-projective trees need some.
+    swap = systems["swap"]["oracle"]["points"]
+    assert all(m >= 2 * n for n, m in swap)
+    assert any(m > 2 * n for n, m in swap)
+
+
+def test_time_study_writes_json_and_png(tmp_path: Path) -> None:
+    argv = ["time", "--systems", "arc_eager", "--lengths", "5", "10", "--batch", "2"]
+    argv += ["--repeats", "1", "--max-steps", "20", "--out-dir", str(tmp_path)]
+    assert length_scaling.main(argv) == 0
+    assert (tmp_path / "time_per_transition.png").read_bytes().startswith(PNG_SIGNATURE)
+    result = json.loads((tmp_path / "time_per_transition.json").read_text(encoding="utf-8"))
+    series = result["seconds_per_step"]["arc_eager"]
+    for kind in ("end_to_end", "state_ops"):
+        assert set(series[kind]) == {"5", "10"}
+        assert all(seconds > 0 for seconds in series[kind].values())
+    parts = result["end_to_end_parts_per_step"]["arc_eager"]["10"]
+    assert set(parts) == {"encoder", "scorer", "state"}
