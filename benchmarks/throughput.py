@@ -48,7 +48,7 @@ from neuralparse.io import Sentence, read_conllu, write_conllu
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import build_vocabularies
+from neuralparse.model.vocab import vocabularies_for
 from neuralparse.oracle import training_labels
 from neuralparse.prediction import (
     PredictOptions,
@@ -86,14 +86,7 @@ def untrained_parser(
     config = config or ModelConfig()
     labels = training_labels(system_name, vocab_sentences[:LABEL_SAMPLE])
     system = get_system(system_name, labels)
-    vocabs = build_vocabularies(
-        vocab_sentences,
-        min_word_count=config.min_word_count,
-        use_chars=config.use_chars,
-        use_upos=config.use_upos,
-        use_xpos=config.use_xpos,
-        use_feats=config.use_feats,
-    )
+    vocabs = vocabularies_for(vocab_sentences, config)
     torch.manual_seed(0)
     model = ParserModel.for_system(vocabs, config, system).to(device).eval()
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})

@@ -136,3 +136,16 @@ def build_vocabularies(
             else None
         ),
     )
+
+
+def vocabularies_for(sentences: Sequence[Any], model: Any) -> Vocabularies:
+    """:func:`build_vocabularies` with the switches of a model configuration
+    (:class:`neuralparse.config.ModelConfig`)."""
+    return build_vocabularies(
+        sentences,
+        min_word_count=model.min_word_count,
+        use_chars=model.use_chars,
+        use_upos=model.use_upos,
+        use_xpos=model.use_xpos,
+        use_feats=model.use_feats,
+    )

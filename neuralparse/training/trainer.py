@@ -38,7 +38,7 @@ from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import Vocabularies, build_vocabularies
+from neuralparse.model.vocab import Vocabularies, vocabularies_for
 from neuralparse.search import SEARCHES
 from neuralparse.search.greedy import greedy_parse_corpus
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
@@ -162,14 +162,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
             ", ".join(f"{k}={v}" for k, v in unseen.most_common(10)),
         )
     model_cfg = cfg.model
-    vocabs = build_vocabularies(
-        train_sentences,
-        min_word_count=model_cfg.min_word_count,
-        use_chars=model_cfg.use_chars,
-        use_upos=model_cfg.use_upos,
-        use_xpos=model_cfg.use_xpos,
-        use_feats=model_cfg.use_feats,
-    )
+    vocabs = vocabularies_for(train_sentences, model_cfg)
     start = time.perf_counter()
     examples, reproduced = extract_oracle_examples(
         system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
