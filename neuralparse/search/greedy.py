@@ -27,6 +27,16 @@ def greedy_decode(
 ) -> tuple[Tensor, Tensor]:
     """Heads and label ids ``[B, n_max + 1]`` (column 0 unused) of the greedy parses of a
     batch already on the model's device."""
+    heads, labels, _ = greedy_decode_counted(model, system, batch)
+    return heads, labels
+
+
+@torch.inference_mode()
+def greedy_decode_counted(
+    model: ParserModel, system: TransitionSystem, batch: ModelInput
+) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`greedy_decode` plus the transitions each row actually took ``[B]``: the
+    abstract running time of the trained parser (Nivre 2009 §4.1, Figure 5, white dots)."""
     table = model.encode(batch)
     state = system.initial(batch.lengths, batch.lengths.device)
     rows = torch.arange(state.batch_size, device=state.device)
@@ -38,7 +48,8 @@ def greedy_decode(
         system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
     if not bool(system.terminal(state).all()):
         raise RuntimeError(f"{system.name}: greedy decoding did not terminate")
-    return system.heads_and_labels(state)
+    heads, labels = system.heads_and_labels(state)
+    return heads, labels, state.scalars["steps"].clone()
 
 
 def parse_corpus(

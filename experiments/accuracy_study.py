@@ -1,0 +1,219 @@
+"""Issue 7's accuracy study: train every system on every treebank, then parse test greedily
+and with a beam.
+
+    python experiments/accuracy_study.py [--data en_ewt ...] [--systems arc_eager ...]
+        [--seeds 1 2 3] [--jobs 2] [--device cpu|cuda] [--max-epochs 15]
+        [--max-minutes 10] [--deadline-minutes 120] [--out outputs/study] [--quick]
+
+Each run lives in ``OUT/<data>/<system>/seed<k>/``: ``train.py``'s outputs (config.yaml,
+metrics.jsonl, checkpoint.pt), then ``scores.json`` (test scores of each decoding mode, with
+timing) and ``test.<mode>.json.gz`` (the predicted heads and labels of every test sentence, in
+file order) that ``experiments/accuracy_table.py`` turns into the README's tables and
+significance tests.  Runs are independent subprocesses, ``--jobs`` at a time, longest first
+(English-EWT, then by treebank size; two_registers first within a treebank); a run whose
+``scores.json`` exists is skipped, so an interrupted study resumes where it stopped.
+
+``--deadline-minutes`` bounds the whole study: a run starting late gets only the training time
+left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``.
+``--quick`` trains a tiny model for one epoch on 200 sentences (the test suite's smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
+"""In the order runs start: largest training set first."""
+SYSTEMS = (
+    "two_registers",
+    "three_step",
+    "two_planar",
+    "swap",
+    "planar",
+    "arc_eager_pp",
+    "arc_eager",
+    "arc_standard",
+    "arc_hybrid",
+)
+"""Slowest first, so the long runs do not end the study alone."""
+MODES = {
+    "greedy": {"search": "greedy", "beam_size": 1},
+    "beam8": {"search": "beam", "beam_size": 8},
+}
+PARSE_MARGIN_MINUTES = 1.5
+"""Time kept after training for parsing test (greedy and beam) within the deadline."""
+
+
+@dataclass(frozen=True)
+class Run:
+    data: str
+    system: str
+    seed: int
+
+    def directory(self, out: Path) -> Path:
+        return out / self.data / self.system / f"seed{self.seed}"
+
+
+def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[str]:
+    overrides = [
+        f"data={run.data}",
+        f"system={run.system}",
+        f"seed={run.seed}",
+        f"trainer.max_epochs={args.max_epochs}",
+        f"trainer.max_time_minutes={minutes:.2f}",
+        f"trainer.device={args.device}",
+        f"trainer.threads={args.threads}",
+        "trainer.progress=false",
+        "trainer.evaluate_test=false",  # parse_test scores test in every mode
+        f"hydra.run.dir={run.directory(args.out)}",
+    ]
+    if args.quick:
+        overrides += [
+            "model=small",
+            "trainer=quick",
+            "trainer.max_epochs=1",
+            "data.max_train_sentences=200",
+            "data.max_dev_sentences=50",
+            "trainer.progress=false",
+        ]
+    return [sys.executable, str(ROOT / "train.py"), *overrides]
+
+
+def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
+    """Parse the run's test file in every mode; write the predictions and ``scores.json``."""
+    import torch
+    import yaml
+
+    from neuralparse import Parser
+    from neuralparse.config import DataConfig, resolve_data_files
+    from neuralparse.evaluation import evaluate
+    from neuralparse.io import read_conllu
+
+    torch.set_num_threads(threads)
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    data = DataConfig(**config["data"])
+    test_path = resolve_data_files(data, ("test",))["test"]
+    gold = read_conllu(test_path)
+    if quick:
+        gold = gold[:50]
+    parser = Parser.load(run_dir / "checkpoint.pt", device=device)
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    epochs = [r for r in records if "epoch" in r]
+    summary: dict = {
+        "data": run_dir.parents[1].name,
+        "treebank": config["data"]["treebank"],
+        "system": config["system"]["name"],
+        "seed": config["seed"],
+        "epochs": len(epochs),
+        "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
+        "best_dev_las": epochs[-1]["best_las"] if epochs else None,
+        "device": str(parser.device),
+        "threads": threads,
+        "test_file": str(test_path),
+        "modes": {},
+    }
+    for mode, options in MODES.items():
+        if parser.device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        predicted = parser.parse(gold, **options)
+        if parser.device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        trees = {
+            "sent_ids": [s.sent_id for s in predicted],
+            "heads": [list(s.heads) for s in predicted],
+            "deprels": [list(s.deprels) for s in predicted],
+        }
+        with gzip.open(run_dir / f"test.{mode}.json.gz", "wt", encoding="utf-8") as sink:
+            json.dump(trees, sink)
+        summary["modes"][mode] = {
+            "scores": evaluate(gold, predicted).to_dict(),
+            "seconds": seconds,
+            "words": sum(len(s.heads) for s in gold),
+            "sentences": len(gold),
+        }
+    (run_dir / "scores.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
+    run_dir = run.directory(args.out)
+    if (run_dir / "scores.json").is_file():
+        return f"{run_dir}: done before, skipped"
+    minutes = min(args.max_minutes, (deadline - time.time()) / 60 - PARSE_MARGIN_MINUTES)
+    if minutes < args.min_minutes:
+        return f"{run_dir}: not started (deadline)"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with open(run_dir / "study.log", "w") as log:
+        start = time.time()
+        trained = subprocess.run(
+            train_command(run, args, minutes), stdout=log, stderr=subprocess.STDOUT, env=env
+        )
+        if trained.returncode != 0:
+            return f"{run_dir}: train.py failed ({trained.returncode}), see study.log"
+        parsed = subprocess.run(
+            [sys.executable, __file__, "--parse", str(run_dir), "--device", args.device]
+            + ["--threads", str(args.threads)]
+            + (["--quick"] if args.quick else []),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    if parsed.returncode != 0:
+        return f"{run_dir}: parsing test failed ({parsed.returncode}), see study.log"
+    return f"{run_dir}: done in {(time.time() - start) / 60:.1f} min"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", nargs="+", default=list(DATA_KEYS), choices=DATA_KEYS)
+    parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--max-epochs", type=int, default=15)
+    parser.add_argument("--max-minutes", type=float, default=10.0, help="training cap per run")
+    parser.add_argument(
+        "--min-minutes", type=float, default=1.0, help="start no run with less training time"
+    )
+    parser.add_argument("--deadline-minutes", type=float, default=24 * 60.0)
+    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "study")
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument("--parse", type=Path, help=argparse.SUPPRESS)  # one run's test parsing
+    args = parser.parse_args(argv)
+    if args.parse is not None:
+        parse_test(args.parse, args.device, args.threads, args.quick)
+        return 0
+    deadline = time.time() + args.deadline_minutes * 60
+    runs = [
+        Run(data, system, seed)
+        for seed in args.seeds
+        for data in DATA_KEYS
+        if data in args.data
+        for system in SYSTEMS
+        if system in args.systems
+    ]
+    print(f"{len(runs)} runs, {args.jobs} at a time, into {args.out}", flush=True)
+    failures = 0
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for message in pool.map(lambda run: execute(run, args, deadline), runs):
+            failures += "failed" in message
+            print(message, flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""Smoke runs of the issue-7 experiment scripts (``--quick``) on tiny generated treebanks, with
+checks of what they count where the answer is known; and the per-row transition count of
+greedy decoding that the running-time study reads."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from neuralparse.analyze import analyze_file
+from neuralparse.config import ModelConfig
+from neuralparse.evaluation.metrics import ScoreAccumulator
+from neuralparse.io import Sentence, read_conllu
+from neuralparse.model import EncodedCorpus, ParserModel, build_vocabularies
+from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
+from neuralparse.systems import get_system
+from neuralparse.training.checkpoint import checkpoint_data, save_checkpoint
+from neuralparse.trees.core import check_tree, is_projective
+from tests.parser_fixtures import LABELS, make_corpus, write_corpus
+
+EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
+sys.path.insert(0, str(EXPERIMENTS))
+
+import accuracy_table  # noqa: E402
+import coverage  # noqa: E402
+import running_time  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TREEBANK = "UD_Tiny-Test"
+TINY = ModelConfig(
+    word_dim=8, use_chars=False, upos_dim=4, use_xpos=False, feats_dim=4,
+    lstm_layers=1, lstm_hidden=8, mlp_hidden=8, dropout=0.0, word_dropout=0.0,
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data root with one tiny non-projective treebank (train and test)."""
+    root = tmp_path_factory.mktemp("ud")
+    directory = root / TREEBANK
+    directory.mkdir()
+    write_corpus(directory / "train.conllu", make_corpus(40, seed=1, max_words=9, projective=False))
+    write_corpus(directory / "test.conllu", make_corpus(30, seed=2, max_words=12, projective=False))
+    return root
+
+
+def untrained(system_name: str, sentences: list[Sentence]) -> tuple[ParserModel, object, object]:
+    vocabs = build_vocabularies(sentences, min_word_count=1, use_chars=False)
+    system = get_system(system_name, ["root", *LABELS])
+    torch.manual_seed(0)
+    model = ParserModel.for_system(vocabs, TINY, system).eval()
+    return model, system, vocabs
+
+
+@pytest.mark.parametrize("name", ["arc_standard", "swap"])
+def test_greedy_decode_counted_counts_each_rows_transitions(name: str) -> None:
+    corpus = make_corpus(10, seed=4, min_words=1, max_words=12, projective=False)
+    model, system, vocabs = untrained(name, corpus)
+    batch = EncodedCorpus.build(corpus, vocabs).batch(torch.arange(len(corpus)))
+    heads, labels, steps = greedy_decode_counted(model, system, batch)
+    plain_heads, plain_labels = greedy_decode(model, system, batch)
+    assert torch.equal(heads, plain_heads) and torch.equal(labels, plain_labels)
+    lengths = [len(s) for s in corpus]
+    if name == "arc_standard":  # a projective arc-standard derivation is exactly 2n long
+        assert steps.tolist() == [2 * n for n in lengths]
+    else:  # swap: 2n plus two per SWAP (Nivre 2009 §3.2)
+        assert all(m >= 2 * n and (m - 2 * n) % 2 == 0 for m, n in zip(steps, lengths, strict=True))
+
+
+def test_coverage_quick(data_root: Path, tmp_path: Path) -> None:
+    png = tmp_path / "coverage.png"
+    argv = ["--data-root", str(data_root), "--quick", "--out", str(tmp_path), "--plot", str(png)]
+    assert coverage.main(argv) == 0
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    with open(tmp_path / "coverage.csv", encoding="utf-8") as source:
+        rows = list(csv.DictReader(source))
+    assert [(r["treebank"], r["punctuation"]) for r in rows] == [
+        (TREEBANK, "with"),
+        (TREEBANK, "without"),
+    ]
+    expected = analyze_file(str(data_root / TREEBANK / "train.conllu"))
+    with_punct = rows[0]
+    assert int(with_punct["sentences"]) == 40
+    assert float(with_punct["projective"]) == round(expected.projective, 2)
+    assert float(with_punct["2ci"]) == round(expected.crossing_interval2, 2)
+    assert float(with_punct["ill_nested"]) == round(100 - expected.well_nested, 2)
+    assert float(with_punct["projective"]) < 100  # the generated trees are non-projective
+    document = json.loads((tmp_path / "coverage.json").read_text(encoding="utf-8"))
+    assert document["splits"] == ["train"]
+    # "Tiny" is no language of the seeds: only their averages are compared.
+    assert {c["language"] for c in document["seed_comparison"]} == {"Average"}
+    assert "| UD_Tiny-Test | with | 40 |" in (tmp_path / "coverage.md").read_text()
+
+
+def test_coverage_quick_on_the_shared_treebanks(ud_root: Path, tmp_path: Path) -> None:
+    argv = ["--data-root", str(ud_root), "--quick", "--out", str(tmp_path)]
+    assert coverage.main([*argv, "--plot", str(tmp_path / "c.png")]) == 0
+    document = json.loads((tmp_path / "coverage.json").read_text(encoding="utf-8"))
+    assert len(document["rows"]) == 2 * len(list(ud_root.glob("UD_*")))
+    assert {"English", "Turkish"} <= {c["language"] for c in document["seed_comparison"]}
+
+
+def test_running_time_quick_counts_oracle_and_parser(data_root: Path, tmp_path: Path) -> None:
+    train = read_conllu(data_root / TREEBANK / "train.conllu")
+    model, system, vocabs = untrained("arc_standard", train)
+    checkpoint = tmp_path / "checkpoint.pt"
+    config = {"data": {"treebank": TREEBANK}}
+    save_checkpoint(
+        checkpoint,
+        checkpoint_data(
+            model=model, system=system, system_options={}, vocabs=vocabs, config=config
+        ),
+    )
+    png = tmp_path / "rt.png"
+    argv = ["--data-root", str(data_root), "--quick", "--out", str(tmp_path), "--plot", str(png)]
+    argv += ["--systems", "arc_standard", "swap:eager", "swap:lazy"]
+    assert running_time.main([*argv, "--checkpoint", str(checkpoint)]) == 0
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    document = json.loads((tmp_path / "running_time.json").read_text(encoding="utf-8"))
+    rows = {(r["system"], r["oracle"], r["source"]): r for r in document["rows"]}
+    standard = rows[("arc_standard", "", "oracle, train")]
+    projective = sum(1 for s in train if is_projective(s.heads))
+    assert standard["sentences"] == projective  # in-class trees only
+    assert standard["not_in_class"] == len(train) - projective
+    assert standard["slope"] == pytest.approx(2.0) and standard["r2"] == pytest.approx(1.0)
+    eager, lazy = rows[("swap", "eager", "oracle, train")], rows[("swap", "lazy", "oracle, train")]
+    assert eager["sentences"] == lazy["sentences"] == len(train)  # swap derives every tree
+    assert lazy["transitions"] <= eager["transitions"]  # lazy never swaps more (SEED-NOTES)
+    assert eager["transitions"] > 2 * eager["words"]  # non-projective trees need swaps
+    parser = rows[("arc_standard", "", "parser, test")]
+    assert parser["sentences"] == 30 and parser["per_word"] == pytest.approx(2.0)
+    points = next(p for p in document["points"] if p["source"] == "parser, test")["n_m_count"]
+    assert all(m == 2 * n for n, m, _ in points)
+    redrawn = tmp_path / "again.png"
+    replot = ["--replot", str(tmp_path / "running_time.json"), "--plot", str(redrawn)]
+    assert running_time.main(replot) == 0
+    assert redrawn.read_bytes().startswith(PNG_SIGNATURE)
+
+
+# -- the accuracy table on fake runs ----------------------------------------------------------
+
+
+def perturb(sentence: Sentence, rate: float, rng: random.Random) -> tuple[list[int], list[str]]:
+    """The gold tree with about ``rate`` of the words re-attached to another head that is not
+    one of their descendants (so the result stays a tree) and some labels changed."""
+    heads, labels = list(sentence.heads), list(sentence.deprels)
+    n = len(heads)
+    for word in range(1, n + 1):
+        if rng.random() >= rate:
+            continue
+        candidates = [h for h in range(0, n + 1) if h != word and not _dominated(heads, h, word)]
+        heads[word - 1] = rng.choice(candidates)
+        if rng.random() < 0.5:
+            labels[word - 1] = rng.choice(LABELS)
+    check_tree(heads)
+    return heads, labels
+
+
+def _dominated(heads: list[int], node: int, ancestor: int) -> bool:
+    while node != 0:
+        if node == ancestor:
+            return True
+        node = heads[node - 1]
+    return False
+
+
+def write_fake_run(
+    runs: Path, gold: list[Sentence], system: str, seed: int, rate: float, prefix: int
+) -> None:
+    """A run directory as ``experiments/accuracy_study.py`` writes it, predictions made by
+    perturbing the gold trees of the first ``prefix`` sentences."""
+    directory = runs / "tiny" / system / f"seed{seed}"
+    directory.mkdir(parents=True)
+    modes = {}
+    for offset, mode in enumerate(("greedy", "beam8")):
+        rng = random.Random(f"{system}/{seed}/{offset}")
+        trees = [perturb(s, rate, rng) for s in gold[:prefix]]
+        with gzip.open(directory / f"test.{mode}.json.gz", "wt", encoding="utf-8") as sink:
+            json.dump(
+                {
+                    "sent_ids": [s.sent_id for s in gold[:prefix]],
+                    "heads": [h for h, _ in trees],
+                    "deprels": [d for _, d in trees],
+                },
+                sink,
+            )
+        words = sum(len(s) for s in gold[:prefix])
+        modes[mode] = {"scores": {}, "seconds": 0.5, "words": words, "sentences": prefix}
+    scores = {
+        "data": "tiny",
+        "treebank": TREEBANK,
+        "system": system,
+        "seed": seed,
+        "epochs": 3,
+        "train_minutes": 1.5,
+        "best_dev_las": 50.0,
+        "device": "cpu",
+        "modes": modes,
+    }
+    (directory / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+
+
+def fake_run_las(directory: Path, gold: list[Sentence]) -> float:
+    with gzip.open(directory / "test.greedy.json.gz", "rt", encoding="utf-8") as source:
+        predicted = json.load(source)
+    accumulator = ScoreAccumulator()
+    trees = zip(predicted["heads"], predicted["deprels"], strict=True)
+    for sentence, (heads, labels) in zip(gold, trees, strict=False):  # a prefix of gold
+        accumulator.add(sentence.heads, sentence.deprels, heads, labels, sentence.forms)
+    return accumulator.result().las
+
+
+def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> None:
+    gold = read_conllu(data_root / TREEBANK / "test.conllu")
+    runs = tmp_path / "study"
+    rates = {"arc_eager": 0.45, "two_registers": 0.05, "swap": 0.45, "three_step": 0.0}
+    for system, rate in rates.items():
+        for seed in (1, 2):
+            write_fake_run(runs, gold, system, seed, rate, prefix=25)  # a --quick prefix
+    png = tmp_path / "cu.png"
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick"]
+    assert accuracy_table.main([*argv, "--out", str(tmp_path), "--plot", str(png)]) == 0
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    document = json.loads((tmp_path / "accuracy.json").read_text(encoding="utf-8"))
+    rows = {(r["system"], r["mode"]): r for r in document["rows"]}
+    assert len(rows) == 2 * len(rates) and all(r["seeds"] == 2 for r in rows.values())
+
+    # Scores are recomputed from the predictions: the mean of the two seeds' LAS.
+    las = [fake_run_las(runs / "tiny" / "swap" / f"seed{k}", gold) for k in (1, 2)]
+    assert las[0] != las[1]
+    las = sum(las) / 2
+    assert rows[("swap", "greedy")]["las"] == pytest.approx(las, abs=0.01)
+    assert rows[("swap", "greedy")]["las_sd"] is not None
+    assert rows[("swap", "greedy")]["words_per_s"] == pytest.approx(
+        sum(len(s) for s in gold[:25]) / 0.5, abs=1
+    )
+
+    perfect = rows[("three_step", "greedy")]
+    assert perfect["uas"] == perfect["las"] == perfect["exact_labeled"] == 100.0
+    assert perfect["las_diff"] > 0 and perfect["mcnemar_p"] < 0.05
+    assert rows[("arc_eager", "greedy")]["las_diff"] is None  # the baseline itself
+
+    claims = {(c["claim"], c["mode"]): c for c in document["claims"]}
+    better = claims[("two_registers beats arc_eager on UAS", "greedy")]
+    assert better["verdict"] == "supported" and better["average_difference"] > 20
+    (comparison,) = better["comparisons"]
+    assert comparison["mcnemar_p"] < 0.001 and comparison["bootstrap_p"] < 0.01
+    low, high = comparison["bootstrap_interval"]
+    assert 0 < low < comparison["difference"] < high
+    markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
+    assert "| Tiny-Test | two_registers | greedy | 2 |" in markdown
+    assert "two_registers beats arc_eager on UAS" in markdown
+    # The published Table 5/7 averages are shown beside our mean over treebanks.
+    assert any(
+        c["source"] == "PM2015 Table 5" and c["language"] == "Average"
+        for c in document["seed_comparison"]
+    )
+
+
+def test_accuracy_table_marks_identical_systems_not_significant(
+    data_root: Path, tmp_path: Path
+) -> None:
+    gold = read_conllu(data_root / TREEBANK / "test.conllu")
+    runs = tmp_path / "study"
+    write_fake_run(runs, gold, "arc_eager", 1, 0.3, prefix=30)
+    write_fake_run(runs, gold, "planar", 1, 0.3, prefix=30)
+    # Same perturbation stream name -> different trees; copy arc_eager's to make them equal.
+    for mode in ("greedy", "beam8"):
+        source = runs / "tiny" / "arc_eager" / "seed1" / f"test.{mode}.json.gz"
+        (runs / "tiny" / "planar" / "seed1" / source.name).write_bytes(source.read_bytes())
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--out", str(tmp_path)]
+    assert accuracy_table.main([*argv, "--plot", str(tmp_path / "p.png")]) == 0
+    markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
+    (row,) = [line for line in markdown.splitlines() if "| planar | greedy |" in line]
+    assert "+0.00 (n.s.)" in row
+
+
+def test_accuracy_table_without_runs_fails_cleanly(tmp_path: Path) -> None:
+    assert accuracy_table.main(["--runs", str(tmp_path), "--out", str(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "average", "better", "worse", "expected"),
+    [
+        ("better", 1.2, 2, 0, "supported"),
+        ("better", 0.3, 0, 0, "same direction, not significant"),
+        ("better", 0.3, 1, 1, "mixed"),
+        ("better", -0.5, 0, 0, "not supported"),
+        ("same", -0.2, 0, 0, "supported"),
+        ("same", 0.9, 1, 0, "not supported"),
+        ("not_worse", -0.1, 0, 0, "supported"),
+        ("not_worse", 0.4, 2, 1, "not supported"),
+        ("better", None, 0, 0, "no runs"),
+    ],
+)
+def test_claim_verdicts(
+    kind: str, average: float | None, better: int, worse: int, expected: str
+) -> None:
+    assert accuracy_table.verdict(kind, average, better, worse) == expected
