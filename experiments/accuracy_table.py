@@ -105,18 +105,12 @@ class ModeRun:
     """One decoding mode of one run, scored against gold."""
 
     scores: Scores
-    seconds: float
-    words: int
     uas_words: list[bool]
     las_words: list[bool]
     """Per-word outcomes over all test words in file order (McNemar's test)."""
     sentence_uas: list[tuple[int, int]]
     sentence_las: list[tuple[int, int]]
     """Per-sentence (correct, total) (the bootstrap)."""
-
-    @property
-    def words_per_s(self) -> float | None:
-        return self.words / self.seconds if self.seconds else None
 
 
 @dataclass
@@ -156,7 +150,7 @@ def load_gold(treebank: str, data: Path) -> Gold:
     return Gold(sentences, mask, share)
 
 
-def score_mode(gold: Sequence[Sentence], predicted: dict, info: dict) -> ModeRun:
+def score_mode(gold: Sequence[Sentence], predicted: dict) -> ModeRun:
     """Score one mode's predictions; they cover the first sentences of the gold file (a
     ``--quick`` study parses a prefix)."""
     heads, deprels = predicted["heads"], predicted["deprels"]
@@ -182,8 +176,6 @@ def score_mode(gold: Sequence[Sentence], predicted: dict, info: dict) -> ModeRun
         sentence_las.append((sum(las), len(las)))
     return ModeRun(
         accumulator.result(),
-        float(info.get("seconds") or 0.0),
-        int(info.get("words") or len(uas_words)),
         uas_words,
         las_words,
         sentence_uas,
@@ -215,8 +207,7 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
                 continue
             with gzip.open(trees, "rt", encoding="utf-8") as source:
                 predicted = json.load(source)
-            info = meta.get("modes", {}).get(mode, {})
-            run.modes[mode] = score_mode(golds[treebank].sentences, predicted, info)
+            run.modes[mode] = score_mode(golds[treebank].sentences, predicted)
         runs.append(run)
     return runs, golds
 
@@ -259,7 +250,20 @@ def ordered_systems(names: Iterable[str]) -> list[str]:
     return known + sorted(set(names) - set(known))
 
 
-def aggregate(runs: Sequence[Run], baseline: str) -> list[dict[str, object]]:
+def benchmark_speed(path: Path | None) -> dict[tuple[str, str], float]:
+    """Words/s per ``(system, mode)`` from ``benchmarks/throughput.py``'s JSON: the study's own
+    parse timings are not comparable (runs share the machine), so speed comes from the
+    benchmark, measured alone."""
+    if path is None or not path.is_file():
+        return {}
+    runs = json.loads(path.read_text(encoding="utf-8"))["runs"]
+    modes = {"greedy": "greedy", "beam": "beam8"}
+    return {(r["system"], modes[r["search"]]): round(r["words_per_s"]) for r in runs}
+
+
+def aggregate(
+    runs: Sequence[Run], baseline: str, speed: dict[tuple[str, str], float]
+) -> list[dict[str, object]]:
     rows = []
     treebanks = sorted({r.treebank for r in runs})
     for treebank in treebanks:
@@ -280,9 +284,7 @@ def aggregate(runs: Sequence[Run], baseline: str) -> list[dict[str, object]]:
                     row[key], row[f"{key}_sd"] = _round(mean), _round(sd)
                 row["epochs"] = _round(mean_sd(r.epochs for r in chosen)[0], 1)
                 row["train_minutes"] = _round(mean_sd(r.train_minutes for r in chosen)[0], 1)
-                row["words_per_s"] = _round(
-                    mean_sd(r.modes[mode].words_per_s for r in chosen)[0], 0
-                )
+                row["words_per_s"] = speed.get((system, mode))
                 row["device"] = chosen[0].device
                 row.update(baseline_test(runs, treebank, system, baseline, mode))
                 rows.append(row)
@@ -338,7 +340,7 @@ def table_markdown(rows: Sequence[dict], baseline: str) -> str:
         f"ΔLAS vs {baseline}",
         "epochs",
         "train min",
-        "words/s",
+        "words/s (benchmark)",
     ]
     rules = ["---"] * 3 + ["---:"] * (len(header) - 3)
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rules) + " |"]
@@ -798,6 +800,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--plot", type=Path, default=None, help="default: docs/crossed_uncrossed.png"
     )
+    parser.add_argument(
+        "--speed",
+        type=Path,
+        default=ROOT / "outputs" / "benchmarks" / "throughput.json",
+        help="benchmarks/throughput.py JSON giving the words/s column",
+    )
     parser.add_argument("--quick", action="store_true", help="CI-sized: 1,000 resamples")
     args = parser.parse_args(argv)
     data = args.data_root or data_root()
@@ -812,7 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not runs:
         print(f"error: no */*/seed*/scores.json under {args.runs}", file=sys.stderr)
         return 1
-    rows = aggregate(runs, args.baseline)
+    rows = aggregate(runs, args.baseline, benchmark_speed(args.speed))
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(rows, seeds)
     found = claims(runs, rows, golds, resamples)

@@ -225,7 +225,10 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
         for seed in (1, 2):
             write_fake_run(runs, gold, system, seed, rate, prefix=25)  # a --quick prefix
     png = tmp_path / "cu.png"
-    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick"]
+    speed = tmp_path / "throughput.json"
+    benchmark = [{"system": "swap", "search": "greedy", "words_per_s": 1234.4}]
+    speed.write_text(json.dumps({"runs": benchmark}), encoding="utf-8")
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--speed", str(speed)]
     assert accuracy_table.main([*argv, "--out", str(tmp_path), "--plot", str(png)]) == 0
     assert png.read_bytes().startswith(PNG_SIGNATURE)
     document = json.loads((tmp_path / "accuracy.json").read_text(encoding="utf-8"))
@@ -238,9 +241,8 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     las = sum(las) / 2
     assert rows[("swap", "greedy")]["las"] == pytest.approx(las, abs=0.01)
     assert rows[("swap", "greedy")]["las_sd"] is not None
-    assert rows[("swap", "greedy")]["words_per_s"] == pytest.approx(
-        sum(len(s) for s in gold[:25]) / 0.5, abs=1
-    )
+    assert rows[("swap", "greedy")]["words_per_s"] == 1234  # from the benchmark's JSON
+    assert rows[("swap", "beam8")]["words_per_s"] is None
 
     perfect = rows[("three_step", "greedy")]
     assert perfect["uas"] == perfect["las"] == perfect["exact_labeled"] == 100.0
