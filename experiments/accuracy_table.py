@@ -37,7 +37,6 @@ Writes ``accuracy.{csv,json,md}`` to ``--out`` (default ``experiments/results``)
 from __future__ import annotations
 
 import argparse
-import csv
 import gzip
 import json
 import statistics
@@ -51,6 +50,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from report import write_results
 
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
@@ -849,14 +849,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "claims": found,
         "sources": seeds["sources"],
     }
-    out.mkdir(parents=True, exist_ok=True)
-    fields = list(dict.fromkeys(key for row in rows for key in row))
-    with open(out / "accuracy.csv", "w", newline="", encoding="utf-8") as sink:
-        writer = csv.DictWriter(sink, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "accuracy.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    (out / "accuracy.md").write_text(md, encoding="utf-8")
+    write_results(out, "accuracy", rows, document, md)
     png.parent.mkdir(parents=True, exist_ok=True)
     plot(rows, png)
     print(md)

@@ -35,7 +35,6 @@ most 50 test sentences and writes under ``outputs/quick``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -51,6 +50,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import torch
+from report import write_results
 
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
@@ -415,13 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "published": seeds,
     }
     out.mkdir(parents=True, exist_ok=True)
-    fields = list(dict.fromkeys(key for row in rows for key in row))
-    with open(out / "running_time.csv", "w", newline="", encoding="utf-8") as sink:
-        writer = csv.DictWriter(sink, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "running_time.json").write_text(json.dumps(document) + "\n", encoding="utf-8")
-    (out / "running_time.md").write_text(md, encoding="utf-8")
+    write_results(out, "running_time", rows, document, md)
     png.parent.mkdir(parents=True, exist_ok=True)
     plot(runs, png)
     print(md)

@@ -29,8 +29,8 @@ EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
 import accuracy_table  # noqa: E402
-import coverage  # noqa: E402
 import running_time  # noqa: E402
+import tree_coverage  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TREEBANK = "UD_Tiny-Test"
@@ -77,7 +77,7 @@ def test_greedy_decode_counted_counts_each_rows_transitions(name: str) -> None:
 def test_coverage_quick(data_root: Path, tmp_path: Path) -> None:
     png = tmp_path / "coverage.png"
     argv = ["--data-root", str(data_root), "--quick", "--out", str(tmp_path), "--plot", str(png)]
-    assert coverage.main(argv) == 0
+    assert tree_coverage.main(argv) == 0
     assert png.read_bytes().startswith(PNG_SIGNATURE)
     with open(tmp_path / "coverage.csv", encoding="utf-8") as source:
         rows = list(csv.DictReader(source))
@@ -101,7 +101,7 @@ def test_coverage_quick(data_root: Path, tmp_path: Path) -> None:
 
 def test_coverage_quick_on_the_shared_treebanks(ud_root: Path, tmp_path: Path) -> None:
     argv = ["--data-root", str(ud_root), "--quick", "--out", str(tmp_path)]
-    assert coverage.main([*argv, "--plot", str(tmp_path / "c.png")]) == 0
+    assert tree_coverage.main([*argv, "--plot", str(tmp_path / "c.png")]) == 0
     document = json.loads((tmp_path / "coverage.json").read_text(encoding="utf-8"))
     assert len(document["rows"]) == 2 * len(list(ud_root.glob("UD_*")))
     assert {"English", "Turkish"} <= {c["language"] for c in document["seed_comparison"]}

@@ -15,7 +15,7 @@ A second table puts the seeds' published figures for the same measures
 (``experiments/seed_figures.json``) beside ours, for the languages both have (their data are
 CoNLL-X/2007 treebanks, ours UD, so the figures are a reference, not a replication).
 
-    python experiments/coverage.py [--data-root DIR] [--splits train] [--out DIR] [--quick]
+    python experiments/tree_coverage.py [--data-root DIR] [--splits train] [--out DIR] [--quick]
 
 Writes ``coverage.{csv,json,md}`` to ``--out`` (default ``experiments/results``) and the bar
 chart ``docs/coverage.png`` (``--plot``).  ``--quick`` reads the first 200 sentences of each
@@ -25,7 +25,6 @@ split and writes under ``outputs/quick`` unless ``--out``/``--plot`` say otherwi
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 import time
@@ -38,6 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+from report import write_results
 
 from neuralparse.analyze import CoverageRow, analyze_sentences
 from neuralparse.datasets import data_root
@@ -209,17 +209,6 @@ def plot(records: Sequence[dict], path: Path) -> None:
     plt.close(figure)
 
 
-def write_results(out: Path, stem: str, rows: Sequence[dict], document: dict, md: str) -> None:
-    """``stem.csv`` (the rows), ``stem.json`` (``document``) and ``stem.md`` under ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{stem}.csv", "w", newline="", encoding="utf-8") as sink:
-        writer = csv.DictWriter(sink, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / f"{stem}.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    (out / f"{stem}.md").write_text(md, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", type=Path, default=None, help="default: the data root")
@@ -239,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(records, seeds)
     arguments = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python experiments/coverage.py", *arguments])
+    command = " ".join(["python experiments/tree_coverage.py", *arguments])
     md = (
         f"Tree-class coverage, % of trees ({'+'.join(args.splits)}; {date.today()}; "
         f"`{command.strip()}`)\n\n"
