@@ -44,7 +44,8 @@ only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for e
    completes the successor along its own first move: no legal configuration is a dead end,
    and every terminal one holds a complete tree.  Tested exhaustively up to 5 words and on
    random walks; the oracle's derivations of all 2-CI UD training trees pass the mask.  The
-   price: the check runs the plans, O(n) per candidate move.
+   price: the check runs the plans, O(n) per candidate move, except where the closed form of
+   :mod:`neuralparse.systems.two_registers_mask` decides (registers empty, fresh ``β1``).
 
 Known completeness gap (SEED-NOTES 4): ``[3,5,4,5,0,1]`` and ``[3,6,4,6,1,0]`` are
 2-Crossing-Interval but unreachable even by Table 4 with repairs 1-5 alone: a word between
@@ -63,6 +64,15 @@ from torch import Tensor
 
 from neuralparse.systems.base import Gold, TransitionSystem
 from neuralparse.systems.state import State
+from neuralparse.systems.two_registers_mask import (
+    HEAD,
+    fast_mask,
+    fast_rows,
+    initial_bookkeeping,
+    refresh_bookkeeping,
+    stack_lists,
+    update_bookkeeping,
+)
 from neuralparse.trees.crossing import is_k_crossing_interval
 
 
@@ -580,11 +590,13 @@ def successor(c: Configuration, move: Move) -> Configuration:
 # =========================================================================================
 # The transitions are tensor operations on the batch (stack nodes, the buffer range, the
 # registers, IsCovered and `last` as per-configuration scalars; Clear pushes at most three
-# nodes).  The legal mask, however, is computed on a reference Configuration mirrored per
-# configuration: the dead-end masking above runs the completion plans, O(n) per candidate
-# move, and acyclicity follows heads, so the mask costs O(n) per configuration and step in
-# Python (no flat cost per transition: the measured exception of this system).  Beam reorder
-# copies the mirrored configurations of the surviving items, O(n) each.
+# nodes), with a per-word head table.  The legal mask (two_registers_mask) is a closed form
+# in tensors on the rows with empty registers and a fresh buffer front, and the reference
+# is_legal on a configuration rebuilt from the tensors elsewhere (register phases, γ, stale
+# book-keeping): O(n) Python per such row, so the cost per transition is flat only where few
+# rows hold registers (true of the oracle's derivations on UD, not of random walks).  Beam
+# reorder copies the head table row, O(n) per configuration.  Mirrored Configurations are
+# kept only while the static oracle runs (oracle_actions creates them).
 
 TRANSITION_NAMES = (
     "LEFT-ARC",
@@ -620,15 +632,16 @@ def root_arc_move(c: Configuration, move: Move) -> bool:
 
 @dataclass
 class TwoRegistersState(State):
-    """The engine state plus the mirrored reference configurations (one per row) and the
-    oracle guides of the gold trees, where an oracle runs."""
+    """The engine state; ``configs`` holds mirrored reference configurations only while a
+    static oracle runs on the batch (:meth:`TwoRegisters.oracle_actions` creates them), with
+    the oracle guides of the gold trees.  Parsing never builds them."""
 
     configs: list[Configuration] = field(default_factory=list)
     guides: dict[int, object] = field(default_factory=dict)
 
     def reorder(self, parent: Tensor) -> TwoRegistersState:
         base = State.reorder(self, parent)
-        rows = parent.tolist()
+        configs = [self.configs[p].copy() for p in parent.tolist()] if self.configs else []
         return TwoRegistersState(
             base.lengths,
             base.pool,
@@ -636,12 +649,90 @@ class TwoRegistersState(State):
             base.sizes,
             base.scalars,
             base.log,
-            configs=[self.configs[p].copy() for p in rows],
+            configs=configs,
         )
 
 
+def reference_configurations(state: State, rows: Sequence[int]) -> list[Configuration]:
+    """The reference configurations of the given rows, rebuilt from the tensors (stack, the
+    per-word head table, registers, IsCovered, ``last``): O(n) each.  Their ``arcs`` list
+    is empty (the order in which arcs were built is not kept on the engine)."""
+    rows = list(rows)
+    if not rows:
+        return []
+    s = state.scalars
+    stacks = stack_lists(state, rows)
+    index = torch.tensor(rows, dtype=torch.long, device=state.device)
+    heads = s["words"][index, HEAD].tolist()
+    picked = {
+        name: s[name][index].tolist()
+        for name in ("front", "r1", "r2", "covered1", "covered2", "last", "unattached")
+    }
+    lengths = state.lengths[index].tolist()
+    configs = []
+    for i, n in enumerate(lengths):
+        c = Configuration.initial(n)
+        c.stack = stacks[i]
+        for v in range(1, n + 1):
+            h = heads[i][v]
+            if h >= 0:
+                c.head[v] = h
+                if c.leftmost[h] is None or v < c.leftmost[h]:
+                    c.leftmost[h] = v
+                if c.rightmost[h] is None or v > c.rightmost[h]:
+                    c.rightmost[h] = v
+        c.front = picked["front"][i]
+        c.r1 = None if picked["r1"][i] < 0 else picked["r1"][i]
+        c.r2 = None if picked["r2"][i] < 0 else picked["r2"][i]
+        c.covered1 = bool(picked["covered1"][i])
+        c.covered2 = bool(picked["covered2"][i])
+        c.last = picked["last"][i]
+        c.unattached = picked["unattached"][i]
+        configs.append(c)
+    return configs
+
+
+def _reference_rows(
+    configs: Sequence[Configuration],
+) -> tuple[list[list[bool]], list[list[bool]]]:
+    legal = [
+        [False] * len(Move) if c.is_terminal() else [is_legal(c, m) for m in Move] for c in configs
+    ]
+    roots = [[root_arc_move(c, m) for m in Move] for c in configs]
+    return legal, roots
+
+
+def _structurally_applicable(state: State, transitions: Tensor) -> Tensor:
+    """Whether each transition has its operands (a stack top, a buffer word, a register, a
+    free register): what Table 2 needs to apply at all.  Table 4 is the mask's business."""
+    s = state.scalars
+    s1 = state.pool.token[state.tops["stack"]]
+    has_s1, has_b1 = s1 >= 0, s["front"] <= state.lengths
+    has_r1, has_r2 = s["r1"] >= 0, s["r2"] >= 0
+    store = has_b1 & ~has_r2
+    table = torch.stack(
+        [
+            has_s1 & has_b1,  # Left-Arc
+            has_s1 & has_b1,  # Right-Arc
+            has_b1,  # Shift
+            has_s1,  # Reduce
+            store,
+            store & has_r1,
+            store & has_r1,
+            has_r1,  # Clear
+            has_s1 & has_r1,
+            has_s1 & has_r1,
+            has_s1 & has_r2,
+            has_s1 & has_r2,
+        ],
+        1,
+    )
+    return table.gather(1, transitions.clamp(0, len(Move) - 1)[:, None])[:, 0]
+
+
 class TwoRegisters(TransitionSystem):
-    """Pitler & McDonald (2015) two-registers on the engine (see the section comment)."""
+    """Pitler & McDonald (2015) two-registers on the engine (see the section comment and
+    :mod:`neuralparse.systems.two_registers_mask` for the legal mask)."""
 
     name = "two_registers"
     transitions = TRANSITION_NAMES
@@ -658,47 +749,66 @@ class TwoRegisters(TransitionSystem):
             scalars={"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1},
             front=0,
         )
-        return TwoRegistersState(
-            base.lengths,
-            base.pool,
-            base.tops,
-            base.sizes,
-            base.scalars,
-            configs=[Configuration.initial(n) for n in lengths_t.tolist()],
-        )
+        base.scalars.update(initial_bookkeeping(lengths_t))
+        return TwoRegistersState(base.lengths, base.pool, base.tops, base.sizes, base.scalars)
 
     def terminal(self, state: State) -> Tensor:
         s = state.scalars
         return (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
-        configs = _configs(state)
-        rows = [
-            [is_legal(c, m) for m in Move] if not c.is_terminal() else [False] * len(Move)
-            for c in configs
-        ]
-        roots = [[root_arc_move(c, m) for m in Move] for c in configs]
-        device = state.device
-        shape = (len(configs), len(Move))
-        legal = torch.tensor(rows, dtype=torch.bool).reshape(shape).to(device)
-        return legal, torch.tensor(roots, dtype=torch.bool).reshape(shape).to(device)
+        """The closed form on fast rows, the reference :func:`is_legal` on the others
+        (:mod:`~neuralparse.systems.two_registers_mask`)."""
+        fast = fast_rows(state)
+        legal, roots = fast_mask(state)
+        slow = ~fast & ~self.terminal(state)
+        legal = legal & fast[:, None]
+        roots = roots & fast[:, None]
+        rows = torch.nonzero(slow).flatten().tolist()
+        if rows:
+            mirrored = state.configs if isinstance(state, TwoRegistersState) else []
+            configs = (
+                [mirrored[b] for b in rows] if mirrored else reference_configurations(state, rows)
+            )
+            slow_legal, slow_roots = _reference_rows(configs)
+            index = torch.tensor(rows, dtype=torch.long, device=state.device)
+            legal[index] = torch.tensor(slow_legal, dtype=torch.bool, device=state.device)
+            roots[index] = torch.tensor(slow_roots, dtype=torch.bool, device=state.device)
+            # Rows that are fast but stale (after a register phase): refresh them now.
+            fast_again = [
+                (b, c)
+                for b, c in zip(rows, configs, strict=True)
+                if c.r1 is None and not c.buffer_empty and c.front > c.last
+            ]
+            refresh_bookkeeping(state, [b for b, _ in fast_again], [c for _, c in fast_again])
+        return legal, roots
 
     def apply_transitions(
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
     ) -> None:
-        """Table 2 on the active rows.  Rows that ``apply`` leaves out (terminal, or masked by
-        its ``where``) are not looked at, whatever action they carry; an action that Table 4
-        forbids in an *active* row raises ``ValueError`` (a caller bug: ``legal`` never offers
-        it), since the mirrored reference configuration could not follow it."""
-        configs = _configs(state)
-        rows = torch.nonzero(active).flatten().tolist()
-        moves = [Move(int(t)) for t in transitions[rows].tolist()]
-        for b, move in zip(rows, moves, strict=True):  # check all first: no half-applied step
-            if not table4_legal(configs[b], move):
-                raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
-        for b, move in zip(rows, moves, strict=True):
-            apply_move(configs[b], move)
-        _apply_tensors(state, active, transitions, labels)
+        """Table 2 on the active rows as tensor operations.  Rows that ``apply`` leaves out
+        (terminal, or masked by its ``where``) are not looked at, whatever action they
+        carry; an active row whose transition lacks its operands (Table 2: e.g. Reduce on an
+        empty stack) raises ``ValueError``, a caller bug since ``legal`` never offers it.
+        Table 4 itself is not re-checked here (the mask is)."""
+        ok = _structurally_applicable(state, transitions) | ~active
+        if not bool(ok.all()):
+            b = int(torch.nonzero(~ok)[0, 0])
+            move = Move(int(transitions[b]))
+            raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
+        configs = state.configs if isinstance(state, TwoRegistersState) else []
+        if configs:
+            rows = torch.nonzero(active).flatten().tolist()
+            moves = [Move(int(t)) for t in transitions[rows].tolist()]
+            for b, move in zip(rows, moves, strict=True):  # no half-applied step
+                if not table4_legal(configs[b], move):
+                    raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
+            for b, move in zip(rows, moves, strict=True):
+                apply_move(configs[b], move)
+        fast = fast_rows(state)
+        s1 = state.pool.token[state.tops["stack"]]
+        builds, dep, head = _apply_tensors(state, active, transitions, labels, fast, s1)
+        del builds, dep, head
 
     def features(self, state: State) -> Tensor:
         registers = torch.stack([state.scalars["r1"], state.scalars["r2"]], 1)
@@ -728,6 +838,8 @@ class TwoRegisters(TransitionSystem):
         from neuralparse.systems.two_registers_oracle import OracleGuide, RegisterPlan
 
         assert isinstance(state, TwoRegistersState)
+        if not state.configs:
+            state.configs = reference_configurations(state, range(state.batch_size))
         moves: list[int] = []
         labels: list[int] = []
         heads_rows = gold.heads.tolist()
@@ -760,14 +872,12 @@ class TwoRegisters(TransitionSystem):
         )
 
 
-def _configs(state: State) -> list[Configuration]:
-    if not isinstance(state, TwoRegistersState):
-        raise TypeError("two_registers needs the state built by TwoRegisters.initial")
-    return state.configs
-
-
-def _apply_tensors(state: State, active: Tensor, transitions: Tensor, labels: Tensor) -> None:
-    """Table 2 as tensor operations over the batch (constant work per configuration)."""
+def _apply_tensors(
+    state: State, active: Tensor, transitions: Tensor, labels: Tensor, fast: Tensor, s1: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Table 2 as tensor operations over the batch (constant work per configuration), with
+    the mask's book-keeping (``fast``: the rows :func:`fast_rows` accepted before the step,
+    ``s1``: their stack tops).  Returns the arcs built: ``(builds, dependent, head)``."""
     s = state.scalars
     front, r1, r2 = s["front"], s["r1"], s["r2"]
     s0 = state.pool.token[state.tops["stack"]]
@@ -794,6 +904,7 @@ def _apply_tensors(state: State, active: Tensor, transitions: Tensor, labels: Te
     head = torch.where(rs & to_register, s0, torch.where(rs & ~to_register, rk, head))
     builds = left | right | store_left | store_right | rs
     state.log_arcs(builds, dep, head, labels)
+    update_bookkeeping(state, active, transitions, fast, s1, builds, dep, head)
     # IsCovered (footnote 2).
     s["covered1"] = torch.where(rs2 & (s0 < r1), 1, s["covered1"])
     s["covered2"] = torch.where(rs1 & (r2 >= 0) & (s0 > r2), 1, s["covered2"])
@@ -823,3 +934,4 @@ def _apply_tensors(state: State, active: Tensor, transitions: Tensor, labels: Te
     s["covered1"] = torch.where(clear, 0, s["covered1"])
     s["covered2"] = torch.where(clear, 0, s["covered2"])
     s["front"] = front + (shift | right | store).long() - (clear & (gamma_t >= 0)).long()
+    return builds, dep, head

@@ -20,6 +20,7 @@ from neuralparse.systems.two_registers import (
     apply_move,
     is_legal,
     legal_moves,
+    reference_configurations,
     table4_legal,
 )
 from neuralparse.systems.two_registers_oracle import derivable, oracle
@@ -255,10 +256,12 @@ def run_table4(n: int, moves: list[Move]) -> list[int]:
 # --- the system on the engine's state batch ----------------------------------------------
 
 
-def engine_matches_reference(state: TwoRegistersState) -> None:
-    """The tensors of every configuration equal its mirrored reference configuration."""
+def engine_matches_reference(state: TwoRegistersState, configs: list[Configuration]) -> None:
+    """The tensors of every configuration equal its reference configuration, and so does
+    the configuration rebuilt from them."""
     heads, _ = state.heads_and_labels()
-    for b, c in enumerate(state.configs):
+    rebuilt = reference_configurations(state, range(state.batch_size))
+    for b, c in enumerate(configs):
         assert list(stack_of(state, b)) == c.stack
         assert int(state.scalars["front"][b]) == c.front
         assert int(state.scalars["r1"][b]) == (-1 if c.r1 is None else c.r1)
@@ -267,28 +270,58 @@ def engine_matches_reference(state: TwoRegistersState) -> None:
         assert bool(state.scalars["covered1"][b]) == c.covered1
         assert bool(state.scalars["covered2"][b]) == c.covered2
         assert heads[b, 1 : c.n + 1].tolist() == c.heads()
+        r = rebuilt[b]
+        assert (r.stack, r.front, r.r1, r.r2, r.head, r.unattached) == (
+            c.stack,
+            c.front,
+            c.r1,
+            c.r2,
+            c.head,
+            c.unattached,
+        )
+        assert (r.leftmost, r.rightmost, r.covered1, r.covered2, r.last) == (
+            c.leftmost,
+            c.rightmost,
+            c.covered1,
+            c.covered2,
+            c.last,
+        )
 
 
 @settings(max_examples=10)
 @given(st.lists(st.integers(1, 10), min_size=1, max_size=24), st.integers(0, 2**32 - 1))
 def test_engine_random_walks_agree_with_reference(lengths: list[int], seed: int) -> None:
-    """Batched random legal walks: after every step the tensor state equals the reference;
-    the final trees are single-rooted and 2-CI; a beam reorder midway keeps them aligned."""
+    """Batched random legal walks: after every step the tensor state equals the reference,
+    and the engine's mask (closed form on fast rows, rebuilt reference elsewhere) equals
+    :func:`is_legal` on the reference; the final trees are single-rooted and 2-CI; beam
+    reorders keep them aligned."""
     system = TwoRegisters()
     state = system.initial(lengths)
+    configs = [Configuration.initial(n) for n in lengths]
     generator = torch.Generator().manual_seed(seed)
     for step in range(system.max_transitions(max(lengths))):
         terminal = system.terminal(state)
         if bool(terminal.all()):
             break
+        legal_t, _ = system.transition_legal(state)
+        expected = [
+            [False] * len(Move) if c.is_terminal() else [is_legal(c, m) for m in Move]
+            for c in configs
+        ]
+        assert legal_t.tolist() == expected
         legal = system.legal(state)
         assert bool((legal.any(1) | terminal).all()), "dead end"
-        system.apply(state, random_actions(legal, generator))
-        if step == 3:
+        actions = random_actions(legal, generator)
+        for c, action in zip(configs, actions.tolist(), strict=True):
+            if not c.is_terminal():
+                apply_move(c, Move(system.transition_id(system.decode(action)[0])))
+        system.apply(state, actions)
+        if step % 5 == 3:
             parent = torch.randint(len(lengths), (len(lengths),), generator=generator)
             state = system.reorder(state, parent)
+            configs = [configs[p].copy() for p in parent.tolist()]
             assert isinstance(state, TwoRegistersState)
-        engine_matches_reference(state)
+        engine_matches_reference(state, configs)
     assert bool(system.terminal(state).all())
     heads, _ = state.heads_and_labels()
     for b, n in enumerate(state.lengths.tolist()):
@@ -342,16 +375,17 @@ def test_engine_oracle_on_treebank_sample(training_set) -> None:
 
 def test_engine_apply_ignores_masked_rows_and_rejects_illegal_active_ones() -> None:
     """``apply(where=...)`` leaves masked-out rows alone even when their action is illegal
-    (as other systems do); an illegal action in an active row is a caller error."""
+    (as other systems do); an action without its operands in an active row is a caller
+    error."""
     system = TwoRegisters()
     state = system.initial([3, 3])
     reduce = system.encode("REDUCE")  # illegal in the initial configuration (empty stack)
     shift = system.encode("SHIFT")
     assert not bool(system.legal(state)[:, reduce].any())
     system.apply(state, torch.tensor([shift, reduce]), torch.tensor([True, False]))
-    assert state.configs[0].stack == [0] and state.configs[1].stack == []
-    assert state.scalars["front"].tolist() == [1, 0]
-    engine_matches_reference(state)
+    configs = [Configuration.initial(3), Configuration.initial(3)]
+    apply_move(configs[0], Move.SHIFT)
+    engine_matches_reference(state, configs)
     with pytest.raises(ValueError, match="Reduce"):
         system.apply(state, torch.tensor([shift, reduce]), torch.tensor([True, True]))
-    engine_matches_reference(state)  # the rejected step changed no row
+    engine_matches_reference(state, configs)  # the rejected step changed no row
