@@ -14,7 +14,9 @@ Per treebank x system x mode (greedy, beam8), mean ± sample standard deviation 
   Nivre 2013 §5.2, Table 2);
 * UAS on tokens whose gold arc is crossed / uncrossed (Pitler & McDonald 2015 Table 7; CoNLL-X
   scoring tokens, punctuation excluded);
-* epochs, training minutes and test words per second (accuracy and speed side by side);
+* epochs, training minutes, and words per second from ``benchmarks/throughput.py``'s JSON
+  (``--speed``; the study's own parse timings are not used, since its runs share a machine),
+  so that accuracy and speed are read side by side;
 * the LAS difference to a baseline system (``--baseline``, default arc_eager) in the same
   mode, marked ``(n.s.)`` when McNemar's test on per-word LAS correctness is not significant
   at 0.05 (Gómez-Rodríguez & Nivre's test).  The two runs compared are those of the lowest
@@ -27,9 +29,10 @@ each seed claim of issue 7 checked with the numbers, McNemar's test and a paired
 over sentences (:mod:`neuralparse.evaluation.significance`).
 
     python experiments/accuracy_table.py [--runs outputs/study] [--data-root DIR]
-        [--baseline arc_eager] [--out DIR] [--plot PNG] [--resamples 10000] [--quick]
+        [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG] [--resamples 10000]
+        [--quick]
 
-Writes ``accuracy.{csv,json,md}`` to ``--out`` (default ``experiments/results``) and
+Writes ``accuracy.{csv,json,md}`` and ``accuracy_summary.md`` (the README's table) to ``--out`` (default ``experiments/results``) and
 ``docs/crossed_uncrossed.png``; ``--quick`` uses 1,000 bootstrap resamples and writes under
 ``outputs/quick`` unless told otherwise.
 """
@@ -790,6 +793,42 @@ def plot(rows: Sequence[dict], path: Path) -> None:
 # -- main -------------------------------------------------------------------------------------
 
 
+def summary_markdown(rows: Sequence[dict], baseline: str) -> str:
+    """The README's table: one row per treebank and system, greedy scores with the beam's LAS
+    beside them, and the benchmark's speed of both modes."""
+    by_key = {(r["treebank"], r["system"], r["mode"]): r for r in rows}
+    header = [
+        "treebank", "system", "seeds", "UAS", "LAS", "LAS beam 8", "EM", "LP-NP", "LR-NP",
+        "UAS crossed", "UAS uncrossed", f"ΔLAS vs {baseline}", "words/s", "words/s beam 8",
+    ]  # fmt: skip
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(["---"] * 2 + ["---:"] * (len(header) - 2)) + " |",
+    ]
+    for r in rows:
+        if r["mode"] != "greedy":
+            continue
+        beam = by_key.get((r["treebank"], r["system"], "beam8"))
+
+        def speed(row: dict | None) -> str:
+            return "–" if row is None or row["words_per_s"] is None else f"{row['words_per_s']:,}"
+
+        values = [
+            str(r["treebank"]).removeprefix("UD_"),
+            r["system"],
+            r["seeds"],
+            cell(r["uas"], r["uas_sd"]),
+            cell(r["las"], r["las_sd"]),
+            "–" if beam is None else cell(beam["las"], beam["las_sd"]),
+            *(cell(r[k], r[f"{k}_sd"]) for k, _ in MEASURES[2:]),
+            diff_cell(r),
+            speed(r),
+            speed(beam),
+        ]
+        lines.append("| " + " | ".join(str(v) for v in values) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=Path, default=ROOT / "outputs" / "study")
@@ -850,6 +889,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sources": seeds["sources"],
     }
     write_results(out, "accuracy", rows, document, md)
+    (out / "accuracy_summary.md").write_text(summary_markdown(rows, args.baseline), "utf-8")
     png.parent.mkdir(parents=True, exist_ok=True)
     plot(rows, png)
     print(md)
