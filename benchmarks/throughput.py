@@ -11,7 +11,10 @@ Without ``--checkpoint`` each system gets an *untrained* model of the default si
 (:class:`~neuralparse.config.ModelConfig`) with vocabularies and labels from the training file
 next to the input: speed depends on the sizes, not on the weight values, except through the
 number of transitions for systems whose derivation length varies (swap's SWAPs, the planar
-systems' register moves), which a random scorer may inflate.  The JSON says which it used.
+systems' register moves), which a random scorer may inflate (two-registers also decides its
+register phases on the slow exact path of its legal mask, so an untrained model that stores
+into registers often is much slower than a trained one).  ``--checkpoint A B ...`` times trained
+parsers instead, each on its own system.  The JSON says which models it used.
 
 Peak memory on CPU is the process's resident high-water mark (``ru_maxrss``), which never goes
 down, so later rows include earlier ones; on CUDA it is ``torch.cuda.max_memory_allocated``
@@ -23,7 +26,7 @@ operations (features, legal mask, apply, terminal test), output (trees back into
 and writing.
 
     python benchmarks/throughput.py [--systems arc_eager two_registers] [--limit 500]
-        [--threads 2] [--device cpu|cuda] [--beam 8] [--checkpoint PATH] [--profile arc_eager]
+        [--threads 2] [--device cpu|cuda] [--beam 8] [--checkpoint PATH ...] [--profile arc_eager]
 """
 
 from __future__ import annotations
@@ -307,7 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="CoNLL-U to parse")
     parser.add_argument("--limit", type=int, help="parse only the first N sentences")
     parser.add_argument("--systems", nargs="+", default=sorted(SYSTEMS), choices=sorted(SYSTEMS))
-    parser.add_argument("--checkpoint", type=Path, help="a trained parser (its system only)")
+    parser.add_argument(
+        "--checkpoint", type=Path, nargs="+", help="trained parsers (each times its own system)"
+    )
     parser.add_argument("--beam", type=int, default=8, help="beam size (0: greedy only)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
@@ -327,22 +332,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.beam:
         beam = PredictOptions("beam", args.beam, args.batch_size, args.batch_tokens)
 
+    trained: dict[str, Path] = {}
+    for path in args.checkpoint or ():
+        trained[load_parser(path, "cpu").system.name] = path
     vocab_sentences: list[Sentence] = []
-    if args.checkpoint is None:
+    if not trained or (args.profile and args.profile not in trained):
         vocab_sentences = read_conllu(vocabulary_source(args.input))
 
     def parser_for(name: str) -> LoadedParser:
-        if args.checkpoint is not None:
-            return load_parser(args.checkpoint, device)
+        if name in trained:
+            return load_parser(trained[name], device)
         return untrained_parser(name, vocab_sentences, device)
 
-    systems = args.systems
-    if args.checkpoint is not None:
-        systems = [load_parser(args.checkpoint, "cpu").system.name]
+    systems = list(trained) if trained else args.systems
     result: dict[str, object] = {
         "input": str(args.input),
         "limit": args.limit,
-        "model": str(args.checkpoint) if args.checkpoint else "untrained (default ModelConfig)",
+        "model": {name: str(path) for name, path in trained.items()}
+        if trained
+        else "untrained (default ModelConfig)",
         "environment": environment(device),
         "batch_size": args.batch_size,
         "batch_tokens": args.batch_tokens,
