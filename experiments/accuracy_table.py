@@ -32,9 +32,9 @@ over sentences (:mod:`neuralparse.evaluation.significance`).
         [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG] [--resamples 10000]
         [--quick]
 
-Writes ``accuracy.{csv,json,md}`` and ``accuracy_summary.md`` (the README's table) to ``--out`` (default ``experiments/results``) and
-``docs/crossed_uncrossed.png``; ``--quick`` uses 1,000 bootstrap resamples and writes under
-``outputs/quick`` unless told otherwise.
+Writes ``accuracy.{csv,json,md}`` and ``accuracy_summary.md`` (the README's table) to
+``--out`` (default ``experiments/results``) and ``docs/crossed_uncrossed.png``; ``--quick``
+uses 1,000 bootstrap resamples and writes under ``outputs/quick`` unless told otherwise.
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ and fits ``m = a n`` by least squares (Arabic: 2.06n, R² 0.97 on training data 
   ``--systems`` adds others (``name`` or ``name:oracle``);
 * trained parser, test data: each ``--checkpoint`` parses its treebank's test set greedily and
   the transitions each sentence actually took are counted
-  (:func:`neuralparse.search.greedy.greedy_decode_counted`).  By default the CPU-trained
-  checkpoints ``outputs/nonproj/{hu_szeged,got_proiel}/{swap,two_registers,two_planar}``
-  are used when present (the directory is not in the repository; absent ones are skipped).
+  (:func:`neuralparse.search.greedy.greedy_decode_counted`).  By default the accuracy
+  study's checkpoints ``outputs/study/{hu_szeged,got_proiel}/{swap,two_registers,
+  two_planar}/seed2`` are used when present (``experiments/accuracy_study.py`` makes them;
+  absent ones are skipped with a message).
 
 Per system and treebank: sentences, words, transitions, transitions per word, the
 least-squares line ``m = slope n + intercept`` with R² (:func:`neuralparse.oracle.least_squares`,
@@ -67,8 +68,8 @@ RESULTS = ROOT / "experiments" / "results"
 QUICK_OUT = ROOT / "outputs" / "quick"
 SEED_FIGURES = ROOT / "experiments" / "seed_figures.json"
 DEFAULT_SYSTEMS = ("swap:eager", "swap:lazy", "two_registers", "two_planar")
-DEFAULT_CHECKPOINTS = tuple(
-    ROOT / "outputs" / "nonproj" / data / system / "checkpoint.pt"
+DEFAULT_CHECKPOINTS = tuple(  # the accuracy study's (experiments/accuracy_study.py)
+    ROOT / "outputs" / "study" / data / system / "seed2" / "checkpoint.pt"
     for data in ("hu_szeged", "got_proiel")
     for system in ("swap", "two_registers", "two_planar")
 )
