@@ -28,6 +28,7 @@ from tests.parser_fixtures import LABELS, make_corpus, write_corpus
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 sys.path.insert(0, str(EXPERIMENTS))
 
+import accuracy_study  # noqa: E402
 import accuracy_table  # noqa: E402
 import running_time  # noqa: E402
 import tree_coverage  # noqa: E402
@@ -306,3 +307,33 @@ def test_claim_verdicts(
     kind: str, average: float | None, better: int, worse: int, expected: str
 ) -> None:
     assert accuracy_table.verdict(kind, average, better, worse) == expected
+
+
+def test_accuracy_study_quick_trains_and_parses_every_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One tiny run per system through the study's own commands (train.py, then test parsing
+    greedy and with the beam), on a synthetic treebank found through NEURALPARSE_DATA."""
+    treebank = tmp_path / "ud" / "UD_English-EWT"
+    treebank.mkdir(parents=True)
+    for split, count in (("train", 12), ("dev", 4), ("test", 5)):
+        corpus = make_corpus(count, seed=len(split), projective=False)
+        write_corpus(treebank / f"{split}.conllu", corpus)
+    monkeypatch.setenv("NEURALPARSE_DATA", str(tmp_path / "ud"))
+    out = tmp_path / "study"
+    argv = ["--quick", "--data", "en_ewt", "--jobs", "2", "--out", str(out)]
+    assert accuracy_study.main(argv) == 0
+    gold = read_conllu(treebank / "test.conllu")
+    for system in accuracy_study.SYSTEMS:
+        run = out / "en_ewt" / system / "seed1"
+        scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
+        assert (scores["system"], scores["epochs"]) == (system, 1)
+        for mode in ("greedy", "beam8"):
+            assert scores["modes"][mode]["sentences"] == len(gold)
+            with gzip.open(run / f"test.{mode}.json.gz", "rt", encoding="utf-8") as source:
+                predicted = json.load(source)
+            for sentence, heads in zip(gold, predicted["heads"], strict=True):
+                check_tree(heads)
+                assert len(heads) == len(sentence.heads)
+    # A finished run is not redone.
+    assert accuracy_study.main(argv) == 0
