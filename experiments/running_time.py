@@ -416,7 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "published": seeds,
     }
     out.mkdir(parents=True, exist_ok=True)
-    write_results(out, "running_time", rows, document, md)
+    write_results(out, "running_time", rows, document, md, indent=None)  # every point
     png.parent.mkdir(parents=True, exist_ok=True)
     plot(runs, png)
     print(md)
