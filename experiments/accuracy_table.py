@@ -18,15 +18,18 @@ Per treebank x system x mode (greedy, beam8), mean ± sample standard deviation 
   (``--speed``; the study's own parse timings are not used, since its runs share a machine),
   so that accuracy and speed are read side by side;
 * the LAS difference to a baseline system (``--baseline``, default arc_eager) in the same
-  mode, marked ``(n.s.)`` when McNemar's test on per-word LAS correctness is not significant
-  at 0.05 (Gómez-Rodríguez & Nivre's test).  The two runs compared are those of the lowest
-  seed both systems have: McNemar's test needs paired outcomes of one parser each, and pooling
-  seeds would count every word several times.
+  mode over the seeds both have, marked ``(n.s.)`` when a paired bootstrap over sentences is
+  not significant at 0.05.  The bootstrap resamples sentences, each carrying its correct and
+  total words summed over the shared seeds, so several seeds sharpen the test without counting
+  a sentence's seeds as independent samples.  McNemar's test (Gómez-Rodríguez & Nivre's) needs
+  one parse per word and system, so it is reported on the lowest shared seed, and decides only
+  where there is no bootstrap (recall of non-projective arcs, over the gold non-projective
+  words).
 
 Then a table of the seeds' published figures for the same measures beside ours
 (``experiments/seed_figures.json``; CoNLL-X/2007 data there, UD here), and a "claims" list:
-each seed claim of issue 7 checked with the numbers, McNemar's test and a paired bootstrap
-over sentences (:mod:`neuralparse.evaluation.significance`).
+each seed claim of issue 7 checked with the numbers and the same two tests
+(:mod:`neuralparse.evaluation.significance`).
 
     python experiments/accuracy_table.py [--runs outputs/study] [--data-root DIR]
         [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG] [--resamples 10000]
@@ -248,6 +251,29 @@ def paired(
     return first, second, seed
 
 
+def pooled_sentences(
+    runs: Sequence[Run], treebank: str, system_a: str, system_b: str, mode: str, measure: str
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[int]] | None:
+    """Per-sentence ``(correct, total)`` of ``measure`` ("uas"/"las") summed over every seed
+    both systems have, for a bootstrap over sentences that uses all seeds without treating a
+    sentence's seeds as independent samples."""
+    a = {r.seed: r for r in select(runs, treebank, system_a, mode)}
+    b = {r.seed: r for r in select(runs, treebank, system_b, mode)}
+    seeds = sorted(set(a) & set(b))
+    key = "sentence_uas" if measure == "uas" else "sentence_las"
+    sums: list[list[tuple[int, int]]] = []
+    for runs_of in (a, b):
+        columns = [getattr(runs_of[seed].modes[mode], key) for seed in seeds]
+        if not columns or len({len(c) for c in columns}) != 1:
+            return None
+        sums.append(
+            [(sum(c for c, _ in s), sum(t for _, t in s)) for s in zip(*columns, strict=True)]
+        )
+    if len(sums[0]) != len(sums[1]):
+        return None
+    return sums[0], sums[1], seeds
+
+
 def ordered_systems(names: Iterable[str]) -> list[str]:
     known = [s for s in SYSTEM_ORDER if s in names]
     return known + sorted(set(names) - set(known))
@@ -265,7 +291,7 @@ def benchmark_speed(path: Path | None) -> dict[tuple[str, str], float]:
 
 
 def aggregate(
-    runs: Sequence[Run], baseline: str, speed: dict[tuple[str, str], float]
+    runs: Sequence[Run], baseline: str, speed: dict[tuple[str, str], float], resamples: int
 ) -> list[dict[str, object]]:
     rows = []
     treebanks = sorted({r.treebank for r in runs})
@@ -289,7 +315,7 @@ def aggregate(
                 row["train_minutes"] = _round(mean_sd(r.train_minutes for r in chosen)[0], 1)
                 row["words_per_s"] = speed.get((system, mode))
                 row["device"] = chosen[0].device
-                row.update(baseline_test(runs, treebank, system, baseline, mode))
+                row.update(baseline_test(runs, treebank, system, baseline, mode, resamples))
                 rows.append(row)
     return rows
 
@@ -299,21 +325,25 @@ def _round(value: float | None, digits: int = 2) -> float | None:
 
 
 def baseline_test(
-    runs: Sequence[Run], treebank: str, system: str, baseline: str, mode: str
+    runs: Sequence[Run], treebank: str, system: str, baseline: str, mode: str, resamples: int
 ) -> dict[str, object]:
-    empty = {"vs_baseline": baseline, "las_diff": None, "mcnemar_p": None, "paired_seed": None}
+    """LAS of ``system`` minus the baseline's over the seeds both have, with the p-value of a
+    paired bootstrap over sentences (per-sentence counts summed over those seeds)."""
+    empty = {"vs_baseline": baseline, "las_diff": None, "p_value": None, "seeds_tested": None}
     if system == baseline:
         return empty
-    pair = paired(runs, treebank, baseline, system, mode)
-    if pair is None:
+    pooled = pooled_sentences(runs, treebank, baseline, system, mode, "las")
+    if pooled is None:
         return empty
-    base, other, seed = pair
-    test = mcnemar(base.las_words, other.las_words)
+    base, other, seeds = pooled
+    test = paired_bootstrap(base, other, resamples=resamples)
+    total = sum(t for _, t in base)
+    difference = 100 * (sum(c for c, _ in other) - sum(c for c, _ in base)) / total
     return {
         "vs_baseline": baseline,
-        "las_diff": _round(other.scores.las - base.scores.las),
-        "mcnemar_p": round(test.p_value, 4),
-        "paired_seed": seed,
+        "las_diff": _round(difference),
+        "p_value": round(test.p_value, 4),
+        "seeds_tested": seeds,
     }
 
 
@@ -329,7 +359,7 @@ def cell(mean: object, sd: object) -> str:
 def diff_cell(row: dict) -> str:
     if row["las_diff"] is None:
         return "–"
-    mark = "" if row["mcnemar_p"] < 0.05 else " (n.s.)"
+    mark = "" if row["p_value"] < 0.05 else " (n.s.)"
     return f"{row['las_diff']:+.2f}{mark}"
 
 
@@ -439,6 +469,8 @@ class Comparison:
     b: float | None
     mcnemar: McNemarResult | None
     bootstrap: BootstrapResult | None
+    mcnemar_seed: int | None = None
+    bootstrap_seeds: tuple[int, ...] = ()
 
     @property
     def difference(self) -> float | None:
@@ -448,17 +480,22 @@ class Comparison:
         if self.difference is None:
             return f"{self.treebank.removeprefix('UD_')}: –"
         tests = []
-        if self.mcnemar is not None:
-            tests.append(f"McNemar p={self.mcnemar.p_value:.3g}")
         if self.bootstrap is not None:
-            tests.append(f"bootstrap p={self.bootstrap.p_value:.3g}")
-        mark = "" if any(t.significant() for t in (self.mcnemar, self.bootstrap) if t) else ", n.s."
+            seeds = ",".join(str(k) for k in self.bootstrap_seeds)
+            tests.append(f"bootstrap p={self.bootstrap.p_value:.3g} (seeds {seeds})")
+        if self.mcnemar is not None:
+            tests.append(f"McNemar p={self.mcnemar.p_value:.3g} (seed {self.mcnemar_seed})")
+        mark = "" if self.significant() else ", n.s."
         return (
             f"{self.treebank.removeprefix('UD_')} {self.a:.2f} → {self.b:.2f} "
             f"({self.difference:+.2f}; {', '.join(tests)}{mark})"
         )
 
     def significant(self) -> bool:
+        """The bootstrap over sentences with every shared seed where there is one (UAS, LAS),
+        else McNemar's test on the lowest shared seed (non-projective words)."""
+        if self.bootstrap is not None:
+            return self.bootstrap.significant()
         return self.mcnemar is not None and self.mcnemar.significant()
 
     def to_dict(self) -> dict[str, object]:
@@ -487,37 +524,39 @@ def compare(
     measure: str,
     resamples: int,
 ) -> Comparison | None:
-    """``measure`` of B against A (means over seeds); paired tests on the lowest shared seed:
-    ``uas``/``las`` per word and by sentence, ``nonproj_labeled_recall`` on the gold
-    non-projective words only (McNemar; no bootstrap)."""
+    """``measure`` of B against A (means over seeds): for ``uas``/``las`` the bootstrap over
+    sentences on the shared seeds and McNemar per word on the lowest one; for
+    ``nonproj_labeled_recall`` McNemar on the gold non-projective words only."""
     row_a = rows_by_key.get((treebank, system_a, mode))
     row_b = rows_by_key.get((treebank, system_b, mode))
     if row_a is None or row_b is None:
         return None
     pair = paired(runs, treebank, system_a, system_b, mode)
     test = boot = None
+    seed, seeds = None, ()
     if pair is not None:
-        first, second, _ = pair
+        first, second, seed = pair
         if measure in ("uas", "las"):
             words = "uas_words" if measure == "uas" else "las_words"
-            sentences = "sentence_uas" if measure == "uas" else "sentence_las"
             test = mcnemar(getattr(first, words), getattr(second, words))
-            boot = paired_bootstrap(
-                getattr(first, sentences), getattr(second, sentences), resamples=resamples
-            )
+            pooled = pooled_sentences(runs, treebank, system_a, system_b, mode, measure)
+            if pooled is not None:
+                counts_a, counts_b, shared = pooled
+                boot = paired_bootstrap(counts_a, counts_b, resamples=resamples)
+                seeds = tuple(shared)
         elif measure == "nonproj_labeled_recall":
             mask = golds[treebank].nonprojective_words
             pick = [i for i in range(len(first.las_words)) if mask[i]]
             test = mcnemar([first.las_words[i] for i in pick], [second.las_words[i] for i in pick])
-    return Comparison(treebank, mode, row_a[measure], row_b[measure], test, boot)
+    return Comparison(treebank, mode, row_a[measure], row_b[measure], test, boot, seed, seeds)
 
 
 def verdict(
     kind: str, average: float | None, significant_better: int, significant_worse: int
 ) -> str:
-    """A first reading of a claim's numbers, significance by McNemar's test at 0.05: ``better``
-    (B beats A), ``not_worse`` (B is at least as accurate as A) or ``same`` (no significant
-    difference either way)."""
+    """A first reading of a claim's numbers, significance at 0.05 as
+    :meth:`Comparison.significant` decides: ``better`` (B beats A), ``not_worse`` (B is at
+    least as accurate as A) or ``same`` (no significant difference either way)."""
     if average is None:
         return "no runs"
     if kind == "same":
@@ -859,7 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not runs:
         print(f"error: no */*/seed*/scores.json under {args.runs}", file=sys.stderr)
         return 1
-    rows = aggregate(runs, args.baseline, benchmark_speed(args.speed))
+    rows = aggregate(runs, args.baseline, benchmark_speed(args.speed), resamples)
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(rows, seeds)
     found = claims(runs, rows, golds, resamples)
@@ -869,8 +908,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"Test accuracy per treebank, system and decoding mode: mean ± sd over seeds "
         f"({date.today()}; `{command}`). UAS/LAS/EM over all words; LP-NP/LR-NP labeled "
         f"precision/recall on non-projective arcs; crossed/uncrossed: UAS without punctuation. "
-        f"ΔLAS vs {args.baseline}: same mode, (n.s.) = McNemar p >= 0.05 on the lowest shared "
-        f"seed.\n\n"
+        f"ΔLAS vs {args.baseline}: same mode, seeds both have; (n.s.) = paired bootstrap over "
+        f"sentences p >= 0.05.\n\n"
         + table_markdown(rows, args.baseline)
         + "\nPublished figures for the same measures (CoNLL-X/2007 data there, UD here)\n\n"
         + comparison_markdown(comparison)
