@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -42,13 +44,16 @@ class ModelInput:
 
 
 def _pad_rows(rows: Sequence[Sequence[int]], width: int | None = None) -> Tensor:
-    width = max([len(r) for r in rows] + [1]) if width is None else width
-    table = torch.full((len(rows), width), PAD_INDEX, dtype=torch.long)
-    for i, row in enumerate(rows):
-        row = list(row)[:width]
-        if row:
-            table[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return table
+    """``rows`` as a ``[len(rows), width]`` table padded with PAD_INDEX (longer rows cut),
+    filled in one vectorised assignment (a tensor per row took 8% of greedy parsing time on
+    English-EWT test)."""
+    lengths = np.array([len(r) for r in rows], dtype=np.int64)
+    width = int(max(lengths.max(initial=0), 1)) if width is None else width
+    kept = np.minimum(lengths, width)
+    table = np.full((len(rows), width), PAD_INDEX, dtype=np.int64)
+    values = np.fromiter(chain.from_iterable(r[:width] for r in rows), np.int64, int(kept.sum()))
+    table[np.arange(width)[None, :] < kept[:, None]] = values
+    return torch.from_numpy(table)
 
 
 @dataclass
