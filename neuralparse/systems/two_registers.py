@@ -46,6 +46,9 @@ only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for e
    random walks; the oracle's derivations of all 2-CI UD training trees pass the mask.  The
    price: the check runs the plans, O(n) per candidate move, except where the closed form of
    :mod:`neuralparse.systems.two_registers_mask` decides (registers empty, fresh ``β1``).
+   ``TwoRegisters(dead_end_rule="exit")`` runs one exit plan instead
+   (:mod:`neuralparse.systems.two_registers_exit`): the same guarantees, a slightly larger
+   mask, one simulation per move outside the empty-buffer register phases.
 
 Known completeness gap (SEED-NOTES 4): ``[3,5,4,5,0,1]`` and ``[3,6,4,6,1,0]`` are
 2-Crossing-Interval but unreachable even by Table 4 with repairs 1-5 alone: a word between
@@ -598,6 +601,9 @@ def successor(c: Configuration, move: Move) -> Configuration:
 # reorder copies the head table row, O(n) per configuration.  Mirrored Configurations are
 # kept only while the static oracle runs (oracle_actions creates them).
 
+DEAD_END_RULES = ("plans", "exit")
+"""Values of ``TwoRegisters(dead_end_rule=...)``."""
+
 TRANSITION_NAMES = (
     "LEFT-ARC",
     "RIGHT-ARC",
@@ -693,10 +699,11 @@ def reference_configurations(state: State, rows: Sequence[int]) -> list[Configur
 
 
 def _reference_rows(
-    configs: Sequence[Configuration],
+    configs: Sequence[Configuration], legal_test: Callable[[Configuration, Move], bool] = is_legal
 ) -> tuple[list[list[bool]], list[list[bool]]]:
     legal = [
-        [False] * len(Move) if c.is_terminal() else [is_legal(c, m) for m in Move] for c in configs
+        [False] * len(Move) if c.is_terminal() else [legal_test(c, m) for m in Move]
+        for c in configs
     ]
     roots = [[root_arc_move(c, m) for m in Move] for c in configs]
     return legal, roots
@@ -739,6 +746,27 @@ class TwoRegisters(TransitionSystem):
     arc_transitions = frozenset(TRANSITION_NAMES[m] for m in ARC_MOVES)
     feature_names = ("s0", "s1", "s2", "b0", "r1", "r2")
 
+    def __init__(
+        self,
+        labels: Sequence[str] = (),
+        *,
+        root_label: str | None = "root",
+        dead_end_rule: str = "plans",
+    ) -> None:
+        """``dead_end_rule``: ``"plans"`` (the sixteen completion plans, :func:`is_legal`) or
+        ``"exit"`` (one exit plan, :func:`~neuralparse.systems.two_registers_exit.exit_legal`);
+        both leave no dead end and keep every oracle move legal."""
+        super().__init__(labels, root_label=root_label)
+        if dead_end_rule not in DEAD_END_RULES:
+            raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
+        self.dead_end_rule = dead_end_rule
+        if dead_end_rule == "exit":
+            from neuralparse.systems.two_registers_exit import exit_legal
+
+            self.legal_test: Callable[[Configuration, Move], bool] = exit_legal
+        else:
+            self.legal_test = is_legal
+
     def initial(
         self, lengths: Tensor | Sequence[int], device: torch.device | None = None
     ) -> TwoRegistersState:
@@ -757,7 +785,8 @@ class TwoRegisters(TransitionSystem):
         return (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
-        """The closed form on fast rows, the reference :func:`is_legal` on the others
+        """The closed form on fast rows, the rule's reference (:func:`is_legal`, or
+        ``exit_legal``, which agrees with the same closed form there) on the others
         (:mod:`~neuralparse.systems.two_registers_mask`)."""
         fast = fast_rows(state)
         legal, roots = fast_mask(state)
@@ -770,7 +799,7 @@ class TwoRegisters(TransitionSystem):
             configs = (
                 [mirrored[b] for b in rows] if mirrored else reference_configurations(state, rows)
             )
-            slow_legal, slow_roots = _reference_rows(configs)
+            slow_legal, slow_roots = _reference_rows(configs, self.legal_test)
             index = torch.tensor(rows, dtype=torch.long, device=state.device)
             legal[index] = torch.tensor(slow_legal, dtype=torch.bool, device=state.device)
             roots[index] = torch.tensor(slow_roots, dtype=torch.bool, device=state.device)
@@ -855,7 +884,7 @@ class TwoRegisters(TransitionSystem):
                     for a in range(c.n + 1)
                     if partner_rows[b][a] >= 0
                 ]
-                guide = state.guides[b] = OracleGuide(heads, plans)
+                guide = state.guides[b] = OracleGuide(heads, plans, self.legal_test)
             assert isinstance(guide, OracleGuide)
             guide.config = c
             move = None if c.is_terminal() else guide.next_move()
