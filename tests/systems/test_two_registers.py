@@ -4,7 +4,7 @@ configuration, and its static oracle (§5.2, SEED-NOTES "Two-registers" 8)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import torch
@@ -157,39 +157,16 @@ def test_random_legal_walks_are_sound(n: int, seed: int) -> None:
     assert steps <= 5 * n
 
 
-def test_no_dead_end_in_any_reachable_configuration() -> None:
-    """Exhaustively for n <= 4: every reachable configuration is terminal with a complete
-    tree, or has a legal move."""
-    for n in range(1, 5):
-        seen: set[tuple] = set()
-        todo = [Configuration.initial(n)]
-        while todo:
-            c = todo.pop()
-            key = (tuple(c.stack), c.front, c.r1, c.r2, tuple(c.head), c.covered1, c.covered2)
-            if key in seen:
-                continue
-            seen.add(key)
-            if c.is_terminal():
-                check_tree(c.heads(), single_root=True)
-                continue
-            moves = legal_moves(c)
-            assert moves, c
-            for move in moves:
-                after = c.copy()
-                apply_move(after, move)
-                todo.append(after)
-
-
 def configuration_key(c: Configuration) -> tuple:
     return (tuple(c.stack), c.front, c.r1, c.r2, tuple(c.head), c.covered1, c.covered2, c.last)
 
 
-def test_exit_rule_is_sound_and_allows_every_reference_move() -> None:
-    """Exhaustively for n <= 4, under the exit rule: every reachable configuration is
-    terminal with a complete tree or has a legal move, and every move the sixteen plans
-    allow is allowed (the rule is wider: it also allows completable moves they miss)."""
-    wider = 0
-    for n in range(1, 5):
+def reachable(
+    max_words: int, legal: Callable[[Configuration, Move], bool]
+) -> Iterator[Configuration]:
+    """Every configuration reachable under ``legal`` from the initial ones of 1 to
+    ``max_words`` words, each once (terminal ones included)."""
+    for n in range(1, max_words + 1):
         seen: set[tuple] = set()
         todo = [Configuration.initial(n)]
         while todo:
@@ -197,15 +174,35 @@ def test_exit_rule_is_sound_and_allows_every_reference_move() -> None:
             if configuration_key(c) in seen:
                 continue
             seen.add(configuration_key(c))
-            if c.is_terminal():
-                check_tree(c.heads(), single_root=True)
-                continue
-            moves = [m for m in Move if exit_legal(c, m)]
-            assert moves, c
-            reference = legal_moves(c)
-            assert set(reference) <= set(moves), c
-            wider += len(moves) > len(reference)
-            todo += [successor(c, m) for m in moves]
+            yield c
+            if not c.is_terminal():
+                todo += [successor(c, m) for m in Move if legal(c, m)]
+
+
+def test_no_dead_end_in_any_reachable_configuration() -> None:
+    """Exhaustively for n <= 4: every reachable configuration is terminal with a complete
+    tree, or has a legal move."""
+    for c in reachable(4, is_legal):
+        if c.is_terminal():
+            check_tree(c.heads(), single_root=True)
+        else:
+            assert legal_moves(c), c
+
+
+def test_exit_rule_is_sound_and_allows_every_reference_move() -> None:
+    """Exhaustively for n <= 4, under the exit rule: every reachable configuration is
+    terminal with a complete tree or has a legal move, and every move the sixteen plans
+    allow is allowed (the rule is wider: it also allows completable moves they miss)."""
+    wider = 0
+    for c in reachable(4, exit_legal):
+        if c.is_terminal():
+            check_tree(c.heads(), single_root=True)
+            continue
+        moves = [m for m in Move if exit_legal(c, m)]
+        assert moves, c
+        reference = legal_moves(c)
+        assert set(reference) <= set(moves), c
+        wider += len(moves) > len(reference)
     assert wider > 0
 
 
@@ -231,21 +228,15 @@ def test_exit_plan_finishes_exactly_the_completable_phase_b_configurations() -> 
     docs/dev/two-registers-completability.md)."""
     memo: dict[tuple, bool] = {}
     checked = 0
-    for n in range(1, 5):
-        seen: set[tuple] = set()
-        todo = [Configuration.initial(n)]
-        while todo:
-            c = todo.pop()
-            if configuration_key(c) in seen or c.is_terminal():
-                continue
-            seen.add(configuration_key(c))
-            for move in (m for m in Move if table4_legal(c, m)):
-                after = successor(c, move)
-                if after.r2 is not None and not after.buffer_empty:
-                    checked += 1
-                    exact = completable_by_search(after, memo)
-                    assert follows_to_tree(after, exit_move) == exact, after
-            todo += [successor(c, m) for m in Move if exit_legal(c, m)]
+    for c in reachable(4, exit_legal):
+        if c.is_terminal():
+            continue
+        for move in (m for m in Move if table4_legal(c, m)):
+            after = successor(c, move)
+            if after.r2 is not None and not after.buffer_empty:
+                checked += 1
+                exact = completable_by_search(after, memo)
+                assert follows_to_tree(after, exit_move) == exact, after
     assert checked > 300
 
 
