@@ -27,7 +27,7 @@ run after ``--max-steps``; the per-step time stays meaningful.  The JSON also sp
 end-to-end time per step into encoder, scorer and state operations.
 
     python benchmarks/length_scaling.py transitions [--treebank UD_Hungarian-Szeged]
-        [--limit 2000] [--checkpoint outputs/nonproj/hu_szeged/arc_eager/checkpoint.pt]
+        [--limit 2000] [--checkpoint outputs/study/hu_szeged/arc_eager/seed2/checkpoint.pt]
     python benchmarks/length_scaling.py time [--lengths 25 50 100 200 400] [--systems ...]
 """
 
