@@ -256,8 +256,8 @@ def anchored_closed_form(c: Configuration) -> bool:
     return phase_b_closed_form(d)
 
 
-def check_phase_a(configs: list[Configuration]) -> None:
-    """Closed form = phase-A exit = the 16 plans on every Table 4 successor in phase A."""
+def table4_successors(configs: list[Configuration]) -> list[Configuration]:
+    """Every distinct Table 4 successor of the non-terminal ``configs``."""
     successors: dict[tuple, Configuration] = {}
     for c in configs:
         if not c.is_terminal():
@@ -265,8 +265,15 @@ def check_phase_a(configs: list[Configuration]) -> None:
                 if table4_legal(c, move):
                     after = successor(c, move)
                     successors[key(after)] = after
+    return list(successors.values())
+
+
+def check_phase_a(configs: list[Configuration]) -> None:
+    """Closed form = phase-A exit = the 16 plans on every Table 4 successor in phase A."""
     phase_a = [
-        c for c in successors.values() if c.r1 is not None and c.r2 is None and not c.buffer_empty
+        c
+        for c in table4_successors(configs)
+        if c.r1 is not None and c.r2 is None and not c.buffer_empty
     ]
     wrong = sum(
         len({phase_a_closed_form(c), follows_to_tree(c, phase_a_exit), completable(c)}) > 1
@@ -363,36 +370,26 @@ def check_exit(n: int) -> None:
     print(f"n={n}: {len(configs)} reachable under the exit rule, {dead} dead ends, ")
     print(f"  {incomplete} incomplete terminals, fast path disagrees on {fast_wrong} pairs")
     print(f"  moves the reference allows and the rule does not: {narrower}; the converse: {wider}")
-    # Phase B: every Table 4 successor of a configuration reachable under the rule.
-    successors: dict[tuple, Configuration] = {}
-    for c in configs:
-        if not c.is_terminal():
-            for move in Move:
-                if table4_legal(c, move):
-                    after = successor(c, move)
-                    if after.r2 is not None and not after.buffer_empty:
-                        successors[key(after)] = after
+    # Every distinct Table 4 successor of a configuration reachable under the rule.
+    successors = table4_successors(configs)
+    phase_b = [c for c in successors if c.r2 is not None and not c.buffer_empty]
     # Closed forms of E elsewhere: phase A (the one found for the phase-A exit, which E
     # extends) and a buffer front put back by Clear.
     phase_a_wrong = gamma_wrong = 0
-    for c in configs:
-        if c.is_terminal():
-            continue
-        for move in (m for m in Move if table4_legal(c, m)):
-            after = successor(c, move)
-            if after.r1 is not None and after.r2 is None and not after.buffer_empty:
-                phase_a_wrong += phase_a_closed_form(after) != follows_to_tree(after, exit_move)
-            elif after.r1 is None and not after.buffer_empty and after.front <= after.last:
-                gamma_wrong += gamma_closed_form(after) != follows_to_tree(after, exit_move)
+    for after in successors:
+        if after.r1 is not None and after.r2 is None and not after.buffer_empty:
+            phase_a_wrong += phase_a_closed_form(after) != follows_to_tree(after, exit_move)
+        elif after.r1 is None and not after.buffer_empty and after.front <= after.last:
+            gamma_wrong += gamma_closed_form(after) != follows_to_tree(after, exit_move)
     print(f"  closed forms disagree with E: phase A {phase_a_wrong}, β1 = γ {gamma_wrong}")
     memo: dict[tuple, bool] = {}
-    exact = [completable_by_search(c, memo) for c in successors.values()]
-    by_exit = [follows_to_tree(c, exit_move) for c in successors.values()]
-    by_plans = [completable(c) for c in successors.values()]
-    fresh = [not anchor_on_stack(c) for c in successors.values()]
+    exact = [completable_by_search(c, memo) for c in phase_b]
+    by_exit = [follows_to_tree(c, exit_move) for c in phase_b]
+    by_plans = [completable(c) for c in phase_b]
+    fresh = [not anchor_on_stack(c) for c in phase_b]
     form_wrong = sum(
         (phase_b_closed_form(c) if f else anchored_closed_form(c)) != e
-        for c, e, f in zip(successors.values(), by_exit, fresh, strict=True)
+        for c, e, f in zip(phase_b, by_exit, fresh, strict=True)
     )
     exit_misses = sum(a and not b for a, b in zip(exact, by_exit, strict=True))
     plan_misses = sum(a and not b for a, b in zip(exact, by_plans, strict=True))
