@@ -56,7 +56,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-from report import write_results
+from report import publish
 
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
@@ -927,12 +927,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "claims": found,
         "sources": seeds["sources"],
     }
-    write_results(out, "accuracy", rows, document, md)
+    publish(out, "accuracy", rows, document, md, png, lambda path: plot(rows, path))
     (out / "accuracy_summary.md").write_text(summary_markdown(rows, args.baseline), "utf-8")
-    png.parent.mkdir(parents=True, exist_ok=True)
-    plot(rows, png)
-    print(md)
-    print(f"saved {out}/accuracy.{{csv,json,md}} and {png}", file=sys.stderr)
     return 0
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -21,3 +22,21 @@ def write_results(
         writer.writerows(rows)
     (out / f"{stem}.json").write_text(json.dumps(document, indent=indent) + "\n", encoding="utf-8")
     (out / f"{stem}.md").write_text(md, encoding="utf-8")
+
+
+def publish(
+    out: Path,
+    stem: str,
+    rows: Sequence[dict],
+    document: dict,
+    md: str,
+    png: Path,
+    draw: Callable[[Path], None],
+    indent: int | None = 1,
+) -> None:
+    """:func:`write_results`, then the plot ``draw(png)``; prints the table and where all went."""
+    write_results(out, stem, rows, document, md, indent)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    draw(png)
+    print(md)
+    print(f"saved {out}/{stem}.{{csv,json,md}} and {png}", file=sys.stderr)

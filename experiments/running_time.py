@@ -43,6 +43,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from itertools import islice
 from pathlib import Path
 
@@ -51,7 +52,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import torch
-from report import write_results
+from report import publish
 
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
@@ -415,12 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         "published": seeds,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    write_results(out, "running_time", rows, document, md, indent=None)  # every point
-    png.parent.mkdir(parents=True, exist_ok=True)
-    plot(runs, png)
-    print(md)
-    print(f"saved {out}/running_time.{{csv,json,md}} and {png}", file=sys.stderr)
+    draw = partial(plot, runs)
+    publish(out, "running_time", rows, document, md, png, draw, indent=None)  # every point
     return 0
 
 

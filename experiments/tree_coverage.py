@@ -37,7 +37,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-from report import write_results
+from report import publish
 
 from neuralparse.analyze import CoverageRow, analyze_sentences
 from neuralparse.datasets import data_root
@@ -247,11 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed_comparison": comparison,
         "sources": seeds["sources"],
     }
-    write_results(out, "coverage", records, document, md)
-    png.parent.mkdir(parents=True, exist_ok=True)
-    plot(records, png)
-    print(md)
-    print(f"saved {out}/coverage.{{csv,json,md}} and {png}", file=sys.stderr)
+    publish(out, "coverage", records, document, md, png, lambda path: plot(records, path))
     return 0
 
 
