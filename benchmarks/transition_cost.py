@@ -20,6 +20,7 @@ and ``beam_ratio`` (the worst over the systems timed), ``per_system`` ratios and
 ``timings`` (seconds per transition).
 
     python benchmarks/transition_cost.py [--systems arc_eager swap] [--device cuda] [--json]
+    python benchmarks/transition_cost.py --systems two_registers --dead-end-rule exit
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import torch
 
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_actions
 from neuralparse.systems.state import State
+from neuralparse.systems.two_registers import DEAD_END_RULES
 
 LABELS = ("root", "nsubj", "obj", "det", "amod", "advmod", "case", "nmod", "punct", "conj")
 
@@ -140,6 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3, help="runs at the longest length")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
+    parser.add_argument(
+        "--dead-end-rule",
+        choices=DEAD_END_RULES,
+        default=None,
+        help="two_registers only: its dead-end rule (default: the system's default)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.threads:
@@ -150,7 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     per_system: dict[str, dict[str, float]] = {}
     lo, hi = min(args.lengths), max(args.lengths)
     for name in args.systems:
-        system = get_system(name, LABELS)
+        options: dict[str, object] = {}
+        if name == "two_registers" and args.dead_end_rule is not None:
+            options["dead_end_rule"] = args.dead_end_rule
+        system = get_system(name, LABELS, **options)
         # Warm-up: first calls allocate and compile kernels.
         time_greedy(system, 10, args.batch, device, 20, args.seed)
         time_beam(system, 10, args.beam_sentences, args.beam_size, device, 20, args.seed)
@@ -204,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "threads": torch.get_num_threads(),
         "batch": args.batch,
         "beam": [args.beam_sentences, args.beam_size],
+        "dead_end_rule": args.dead_end_rule,
     }
     if args.json:
         print(json.dumps(result))

@@ -7,10 +7,16 @@ deterministic plan ``E`` (a move chooser that looks at the configuration only) g
 rule "Table 4 and ``E`` finishes the successor": ``E``'s own move from a configuration it
 finishes leads to one it finishes too, so no legal configuration is a dead end.  The same
 holds for a family of plans ("some member finishes the successor").  The reference rule runs
-sixteen plans per candidate move; this module runs one, :func:`exit_move`, except with an
+sixteen plans per candidate move; this module has one, :func:`exit_move`, except with an
 empty buffer and a register held, where eight more are tried (below).  The point is a plan
-whose success can later be written as a closed form over O(1) book-keeping
-(docs/dev/two-registers-completability.md); the reference here is its O(n) simulation.
+whose success has a closed form (docs/dev/two-registers-completability.md):
+:func:`exit_legal` decides "``E`` finishes the successor" by phase (:func:`exit_finishes`:
+(I0), :func:`gamma_closed_form`, :func:`phase_a_closed_form`, :func:`phase_b_closed_form`,
+:func:`anchored_closed_form`), one pass over the stack instead of O(n) simulated moves, and
+simulates only with an empty buffer and a register held (up to the Clear, after three quick
+tests that no move sequence completes the configuration).  The simulation of every phase is
+kept as :func:`exit_legal_by_simulation`, the reference the closed forms are checked against
+(same mask on every configuration checked).
 
 ``E`` by phase (σ1, σ2: stack top and the word below; M: stack words between the registers;
 U: stack words right of ``Rright``; *connected*: in the tree of the root 0, or 0 itself while
@@ -45,20 +51,26 @@ docs/dev/two-registers-completability.md):
   3,230 at n = 5), where the sixteen plans miss more;
 * the static oracle under this rule derives every 2-Crossing-Interval tree with n <= 7 that
   it derives under the reference rule (all but the gap of SEED-NOTES 4), and every in-class
-  training tree of the shared treebanks.
+  training tree of the shared treebanks;
+* :func:`exit_finishes` equals :func:`exit_finishes_by_simulation` on every Table 4 successor
+  of every configuration reachable under the rule, n <= 6, and along random walks of longer
+  sentences (tests/systems/test_two_registers_exit.py).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from neuralparse.systems.two_registers import (
+    ARC_MOVES,
     COMPLETION_PLANS,
     REGISTER_STACK_MOVES,
     Configuration,
     Move,
     _arc_eager_completion_move,
     _register_completion_move,
+    apply_move,
     follows_to_tree,
     successor,
     table4_legal,
@@ -230,9 +242,10 @@ EXIT_FAMILY: tuple[Plan, ...] = (exit_move, *(_with_register_completion(i) for i
 held (there they empty the registers as the reference plans do)."""
 
 
-def exit_completable(c: Configuration) -> bool:
-    """Whether the exit rule counts ``c`` as finishable: ``E`` finishes it, or, with an empty
-    buffer and a register held, one of :data:`EXIT_FAMILY` does.
+def exit_finishes_by_simulation(c: Configuration) -> bool:
+    """Whether the exit rule counts ``c`` as finishable, by running the plans: ``E``
+    finishes it, or, with an empty buffer and a register held, one of :data:`EXIT_FAMILY`
+    does.  O(n) moves per plan; :func:`exit_finishes` decides the same with closed forms.
 
     Sound although the family is consulted only with an empty buffer: from a configuration
     ``E`` finishes, ``E``'s move leads to one ``E`` finishes; from one a member finishes
@@ -244,6 +257,342 @@ def exit_completable(c: Configuration) -> bool:
     return any(follows_to_tree(c, plan) for plan in plans)
 
 
+def exit_legal_by_simulation(c: Configuration, move: Move) -> bool:
+    """:func:`exit_legal` with the plans simulated (the reference the closed forms are
+    checked against)."""
+    return table4_legal(c, move) and exit_finishes_by_simulation(successor(c, move))
+
+
+# =========================================================================================
+# Closed forms of "E finishes c"
+# =========================================================================================
+# Each function below decides, for one phase, whether E (or the family, with an empty
+# buffer) finishes c, from aggregates of the stack instead of a run of E.  They are the
+# closed forms of docs/dev/two-registers-completability.md, checked equal to the simulation
+# on every Table 4 successor of every configuration reachable under the exit rule, n <= 6
+# (`python docs/dev/two_registers_exhaustive.py 6 --exit`).  Terms: *root free* — 0 has no
+# dependent; H — headless stack words other than 0; C — stack words other than 0 whose tree
+# root is 0; minH/minC their lowest words.  The stack is increasing bottom to top (Shift and
+# Right-Arc push β1, Clear pushes ψ above σ2), so "minC < minH" is decided by the lowest
+# stack word in H ∪ C, and the stack's parts below, between and right of the registers are
+# contiguous.  Still O(n) per configuration (a scan of the stack, tree roots by walking
+# heads), but a single pass with early exits instead of O(n) simulated moves.
+
+
+def _tree_root(head: list[int | None], v: int) -> int:
+    while (h := head[v]) is not None:
+        v = h
+    return v
+
+
+def _lowest_decides(c: Configuration, words: Sequence[int]) -> bool | None:
+    """``minC < minH`` over ``words`` (increasing; 0 skipped): ``True`` when the lowest word
+    of H ∪ C is connected, ``False`` when it is headless, ``None`` when there is none."""
+    head = c.head
+    for v in words:
+        if v == 0:
+            continue
+        if head[v] is None:
+            return False
+        if _tree_root(head, v) == 0:
+            return True
+    return None
+
+
+def i0(c: Configuration) -> bool:
+    """(I0): root free ∨ minC < minH over the stack words other than 0.  With the registers
+    empty and a fresh β1 (never put back by Clear) the arc-eager completion finishes ``c``
+    iff (I0) holds (:mod:`~neuralparse.systems.two_registers_mask`)."""
+    return c.leftmost[0] is None or bool(_lowest_decides(c, c.stack))
+
+
+def gamma_closed_form(c: Configuration) -> bool:
+    """Whether the arc-eager completion (E with empty registers) finishes a configuration
+    whose buffer front is a word put back by Clear (β1 <= last): with β1 = n headed, iff β1
+    is connected; otherwise iff (I0) holds over the stack, or β1 is headed and connected and
+    every headless stack word lies in the run of headless words on top of the stack (those
+    go to β1, β1 is shifted and takes the rest of the buffer)."""
+    b, head = c.front, c.head
+    if b == c.n and head[b] is not None:
+        return _tree_root(head, b) == 0
+    if i0(c):
+        return True
+    if head[b] is None or _tree_root(head, b) != 0:
+        return False
+    stack = c.stack
+    i = len(stack)
+    while i and stack[i - 1] != 0 and head[stack[i - 1]] is None:
+        i -= 1
+    return all(v == 0 or head[v] is not None for v in stack[:i])
+
+
+def phase_a_closed_form(c: Configuration) -> bool:
+    """Phase A (R1 held, R2 empty, buffer not empty): E pops the words above R1, stores β1
+    and, in phase B, anchors it; it finishes ``c`` iff (I0) holds over the words below R1
+    and R1 itself, R1 counting as headless if it is, connected if its tree root is 0,
+    otherwise as headed and not connected (its tree root is a stack word left of it, or a
+    headless word right of it, which E hangs below β1)."""
+    r1 = c.r1
+    assert r1 is not None
+    if c.leftmost[0] is None:
+        return True
+    stack = c.stack
+    decided = _lowest_decides(c, stack[: bisect_left(stack, r1)])
+    if decided is not None:
+        return decided
+    if r1 == 0:
+        return False
+    return c.head[r1] is not None and _tree_root(c.head, r1) == 0
+
+
+def anchor_on_stack(c: Configuration) -> bool:
+    """Phase B: the only stack word right of R1 is ``β1 − 1`` and lies right of R2 (E's
+    anchor, shifted by E or by the parser)."""
+    r1, r2, stack = c.r1, c.r2, c.stack
+    assert r1 is not None
+    if r2 is None or not stack:
+        return False
+    top = stack[-1]
+    return top == c.front - 1 and top > r2 and top > r1 and (len(stack) < 2 or stack[-2] <= r1)
+
+
+def phase_b_closed_form(c: Configuration) -> bool:
+    """Whether E finishes a phase-B configuration (both registers held, buffer not empty)
+    without an anchor on the stack (:func:`anchor_on_stack` false), by the four stages of
+    docs/dev/two-registers-completability.md: (1) the words right of R2 are popped, the
+    lowest adopting the headless registers when it is connected; (2) the words between the
+    registers, top down, get a head from a register; (3) the anchor β1 adopts the headless
+    registers and hangs from a connected one; (4) after Clear, the arc-eager completion with
+    β1 = the anchor over the words below R1 and the uncovered registers."""
+    r1, r2 = c.r1, c.r2
+    assert r1 is not None and r2 is not None and not c.buffer_empty
+    head, stack = c.head, c.stack
+    rf = c.leftmost[0] is None
+    i1 = bisect_left(stack, r1)
+    i2 = bisect_left(stack, r2, i1)
+    root1, root2 = _tree_root(head, r1), _tree_root(head, r2)
+    connected1 = (root1 == 0 and r1 != 0) or (r1 == 0 and rf)
+    connected2 = root2 == 0
+    headless1 = r1 != 0 and head[r1] is None
+    headless2 = head[r2] is None
+    covered1, covered2 = c.covered1, c.covered2
+
+    def may_adopt(word: int, r: int) -> bool:
+        """Repair 2: the word's head must not lie between it and the register."""
+        g = head[word]
+        return g is None or not (word < g < r or r < g < word)
+
+    # 1. Words right of R2 are popped; the lowest can adopt (type (2)), and does when
+    #    connected (type (3): not when its head is R2).
+    if i2 < len(stack):
+        u0 = stack[i2]
+        if head[u0] != r2 and _tree_root(head, u0) == 0:
+            if headless1 and may_adopt(u0, r1):
+                headless1, connected1, covered2 = False, True, True  # footnote 2
+            if headless2 and may_adopt(u0, r2):
+                headless2, connected2 = False, True
+    # 2. Words between the registers, top down: a connected one adopts; a headless one needs
+    #    a register whose tree it does not hold (the root only while free).
+    root_used = False
+    for j in range(i2 - 1, i1 - 1, -1):
+        m = stack[j]
+        hm = head[m]
+        if hm is not None:
+            if _tree_root(head, m) == 0:
+                if headless1 and may_adopt(m, r1):
+                    headless1, connected1 = False, True
+                if headless2 and may_adopt(m, r2):
+                    headless2, connected2 = False, True
+            continue
+        usable1 = root1 != m and (r1 != 0 or (rf and not root_used))
+        usable2 = root2 != m
+        if r1 != 0 and connected1 and not connected2:
+            k = 1 if usable1 else 2 if usable2 else 0
+        else:
+            k = 2 if usable2 else 1 if usable1 else 0
+        if k == 0:
+            return False
+        if k == 1:
+            root_used = root_used or r1 == 0
+            new_root, new_connected = root1, connected1
+        else:
+            new_root, new_connected = root2, connected2
+        # The register whose tree root m was now hangs from R_k.
+        if root1 == m:
+            root1, connected1 = new_root, connected1 or new_connected
+        if root2 == m:
+            root2, connected2 = new_root, connected2 or new_connected
+    rf = rf and not root_used
+    if r1 == 0:
+        connected1 = rf
+    # 3. The anchor w = β1 adopts every headless register (R1 covers R2), then hangs from a
+    #    connected register: directly, or, when it heads R1, through the next buffer word.
+    adopted1, adopted2 = headless1, headless2
+    if adopted1:
+        covered2 = True
+    w_connected = False
+    if connected1 or connected2:
+        w_connected = not adopted1 or c.n - c.front >= 1
+        if w_connected and not connected2 and r1 == 0:
+            rf = False  # w hangs from the root
+    # 4. After Clear, β1 = w: the arc-eager completion over the words below R1 and the
+    #    uncovered registers; headless words on top hang from w.
+    rest = stack[:i1]
+    if not covered1:
+        rest.append(r1)
+    if not covered2:
+        rest.append(r2)
+
+    def is_headless(v: int) -> bool:
+        adopted = (v == r1 and adopted1) or (v == r2 and adopted2)
+        return v != 0 and head[v] is None and not adopted
+
+    i = len(rest)
+    while i and is_headless(rest[i - 1]):
+        i -= 1
+    for v in rest[:i]:
+        if v == 0:
+            continue
+        if is_headless(v):
+            return rf  # a headless word lies below every connected one
+        if (v == r1 and (w_connected or connected1)) or (v == r2 and (w_connected or connected2)):
+            return True
+        if _tree_root(head, v) == 0:
+            return True
+    return w_connected or rf
+
+
+def anchored_closed_form(c: Configuration) -> bool:
+    """Phase B with the anchor on the stack: E's next few moves keep it there (at most two
+    adoptions, a head from a register, Clear) or drop it (popped, or Left-Arced to the next
+    word, which anchors instead); each changes O(1), and :func:`exit_finishes` decides the
+    configuration they lead to.  Written as those moves applied to a copy."""
+    d = c.copy()
+    for _ in range(6):
+        if d.r1 is None or d.buffer_empty or not anchor_on_stack(d):
+            return exit_finishes(d)
+        move = exit_move(d)
+        if move is None or not table4_legal(d, move):
+            return False
+        apply_move(d, move)
+    return follows_to_tree(d, exit_move)  # not seen: the anchor stays at most five moves
+
+
+def _stuck_right_of_registers(c: Configuration) -> bool:
+    """Empty buffer, a register held: a headless stack word right of ``Rright`` above
+    another such word never gets a head, so no plan finishes ``c``.  With the buffer empty
+    the registers stay (Store needs β1, Clear needs ``σ2 < R1``); the word cannot be
+    Left-Arced (no β1), reduced (headless), given a head by Register-Stack (type (2):
+    ``σ2 < Rright``) or removed by Clear while it or a word above it is σ1 (``σ2 > R1``)."""
+    stack, head = c.stack, c.head
+    r_right = c.r1 if c.r2 is None else c.r2
+    j = len(stack) - 1
+    while j > 0 and stack[j - 1] > r_right:  # type: ignore[operator]
+        if head[stack[j]] is None:
+            return True
+        j -= 1
+    return False
+
+
+def _last_word_stored_alone_is_lost(c: Configuration) -> bool:
+    """Empty buffer, ``R1 = n`` and R2 empty: no sequence of moves completes ``c`` (so no
+    plan does) unless R1 joins the root's tree.  Clear would end the parse (γ is null:
+    σ1 < n), so every word needs its head before it, and the only arcs left are
+    Register-Stack(1, ·) between σ1 and R1.  A headless stack word w gets its head from R1
+    (to-stack), so R1's tree root must never be w: R1 must be in the root's tree when it
+    has a head, and when headless it must be adopted by a word x of the root's tree (x = 0
+    while the root is free; repair 2: x's head not between x and R1), since a headless x or
+    one hanging from a headless word would close that cycle."""
+    r1 = c.r1
+    if r1 != c.n or c.r2 is not None:
+        return False
+    head = c.head
+    if head[r1] is not None:
+        return _tree_root(head, r1) != 0
+    if c.leftmost[0] is None:
+        return False  # 0 (never popped) adopts R1
+    for x in c.stack:
+        if x != 0 and _tree_root(head, x) == 0:
+            g = head[x]
+            if not (g is not None and x < g < r1):
+                return False
+    return True
+
+
+def _registers_trapped_below_a_headless_word(c: Configuration) -> bool:
+    """Empty buffer, a register held, and Clear can only end the parse (γ = n is possible
+    only with ``R2 = n`` or ``n`` alone right of R1 on the stack): a headless stack word
+    whose tree holds every register never gets a head, so no plan finishes ``c``.  Its head
+    would have to come from a register by Register-Stack(k, to-stack) (no β1 for the arc
+    moves), which closes a cycle; the registers stay in its tree as long as it is
+    headless."""
+    stack, head, n = c.stack, c.head, c.n
+    if c.r2 == n or (stack and stack[-1] == n and (len(stack) < 2 or stack[-2] < c.r1)):  # type: ignore[operator]
+        return False
+    w = _tree_root(head, c.r1)  # type: ignore[arg-type]
+    if w == 0 or w == c.r1 or (c.r2 is not None and _tree_root(head, c.r2) != w):
+        return False
+    i = bisect_left(stack, w)
+    return i < len(stack) and stack[i] == w
+
+
+def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
+    """Whether ``plan`` finishes ``c`` (empty buffer, a register held): its moves are
+    simulated only until the registers are empty; from there every member of
+    :data:`EXIT_FAMILY` is the arc-eager completion, whose success has a closed form
+    (terminal, or ``β1 = γ = n``).  The move budget is :func:`follows_to_tree`'s; it never
+    binds (each plan empties the registers in fewer moves)."""
+    d = c.copy()
+    for _ in range(5 * d.n + 5):
+        if d.r1 is None:
+            return exit_finishes(d)
+        move = plan(d)
+        if move is None or not table4_legal(d, move):
+            return False
+        apply_move(d, move)
+    return False
+
+
+def exit_finishes(c: Configuration) -> bool:
+    """:func:`exit_finishes_by_simulation` by phase: terminal, registers empty with a fresh
+    β1 (I0) or with β1 = γ, phase A, phase B with or without the anchor on the stack, each
+    by its closed form; with an empty buffer and a register held, three tests of "no move
+    sequence completes ``c``", else E and :data:`EXIT_FAMILY` run up to the Clear."""
+    if c.r1 is None:
+        if c.front > c.n:
+            return c.unattached == 0  # terminal
+        return gamma_closed_form(c) if c.front <= c.last else i0(c)
+    if c.front > c.n:
+        if (
+            _stuck_right_of_registers(c)
+            or _last_word_stored_alone_is_lost(c)
+            or _registers_trapped_below_a_headless_word(c)
+        ):
+            return False
+        return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
+    if c.r2 is None:
+        return phase_a_closed_form(c)
+    return anchored_closed_form(c) if anchor_on_stack(c) else phase_b_closed_form(c)
+
+
+def _shallow_successor(c: Configuration, move: Move) -> Configuration:
+    """The successor for reading only: the per-word lists are shared with ``c`` unless
+    ``move`` builds an arc (cheaper than :func:`successor` by a copy of four O(n) lists and
+    :func:`dataclasses.replace`).  Whatever changes it must copy it first, as
+    :func:`follows_to_tree` and :func:`anchored_closed_form` do."""
+    after = object.__new__(Configuration)
+    after.__dict__.update(c.__dict__)
+    after.stack = c.stack.copy()
+    if move in ARC_MOVES:
+        after.head = c.head.copy()
+        after.leftmost = c.leftmost.copy()
+        after.rightmost = c.rightmost.copy()
+        after.arcs = c.arcs.copy()
+    apply_move(after, move)
+    return after
+
+
 def exit_legal(c: Configuration, move: Move) -> bool:
-    """Table 4 with repairs 1-5 and the exit dead-end rule."""
-    return table4_legal(c, move) and exit_completable(successor(c, move))
+    """Table 4 with repairs 1-5 and the exit dead-end rule (:func:`exit_finishes` on the
+    successor)."""
+    return table4_legal(c, move) and exit_finishes(_shallow_successor(c, move))

@@ -1,8 +1,10 @@
 """The two-registers legal mask on the engine's state batch: a tensor fast path with an exact
 fallback (Pitler & McDonald 2015, Tables 2 and 4; SEED-NOTES "Two-registers" 5-6).
 
-The mask is the one of :func:`~neuralparse.systems.two_registers.is_legal` (Table 4, repairs
-1-5 and the completion-plan dead-end rule, repair 6), computed in two ways:
+The mask is the one of the system's dead-end rule (Table 4, repairs 1-5 and repair 6:
+:func:`~neuralparse.systems.two_registers_exit.exit_legal` by default,
+:func:`~neuralparse.systems.two_registers.is_legal` with ``dead_end_rule="plans"``; both agree
+with the closed form below on fast rows), computed in two ways:
 
 * **Fast rows**: registers empty, buffer not empty and ``β1 > last`` (``β1`` was never put back
   by Clear; "fresh"), with valid book-keeping.  There every Table 4 precondition is a tensor
@@ -25,7 +27,7 @@ The mask is the one of :func:`~neuralparse.systems.two_registers.is_legal` (Tabl
   tests compare both masks step by step on random batches.
 * **Other rows** (a register held, ``β1 = γ``, or book-keeping stale after a register
   phase): the reference :class:`~neuralparse.systems.two_registers.Configuration` is rebuilt
-  from the tensors and :func:`is_legal` decides, O(n) per row.  When such a row is fast again
+  from the tensors and the rule decides, O(n) per row.  When such a row is fast again
   its book-keeping is recomputed from the rebuilt configuration.
 
 Book-keeping (per configuration, in ``State.scalars`` so that beam reordering carries it):
@@ -36,8 +38,9 @@ and whether it is connected to 0; the last column is a spare that stays (-1, 0) 
 indices.  Because the stack is increasing bottom to top (Shift pushes ``β1``, Clear pushes
 ``ψ > σ2``), the lowest H or C word changes on a pop only when the popped word was the only
 one, so both minima are O(1) scalars.  Cost: O(1) tensor work per configuration and step on
-fast rows; the fallback rows cost O(n) Python each (the register phases, whose completability
-has no closed form yet: docs/dev/two-registers-completability.md), and a beam reorder copies
+fast rows; the fallback rows cost O(n) Python each (the register phases: the exit rule's
+closed forms are scans of the stack lists, not yet tensors, and the empty-buffer register
+phase is still simulated; docs/dev/two-registers-completability.md), and a beam reorder copies
 the table row, O(n) per configuration.
 """
 
