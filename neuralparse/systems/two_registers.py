@@ -63,6 +63,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -676,7 +677,7 @@ def reference_configurations(state: State, rows: Sequence[int]) -> list[Configur
     s = state.scalars
     stacks = stack_lists(state, rows)
     index = torch.tensor(rows, dtype=torch.long, device=state.device)
-    heads = s["words"][index, HEAD].tolist()
+    heads = s["words"][index, HEAD].cpu().numpy()
     picked = {
         name: s[name][index].tolist()
         for name in ("front", "r1", "r2", "covered1", "covered2", "last", "unattached")
@@ -686,14 +687,14 @@ def reference_configurations(state: State, rows: Sequence[int]) -> list[Configur
     for i, n in enumerate(lengths):
         c = Configuration.initial(n)
         c.stack = stacks[i]
-        for v in range(1, n + 1):
-            h = heads[i][v]
-            if h >= 0:
-                c.head[v] = h
-                if c.leftmost[h] is None or v < c.leftmost[h]:
-                    c.leftmost[h] = v
-                if c.rightmost[h] is None or v > c.rightmost[h]:
-                    c.rightmost[h] = v
+        # Only the headed words need Python work (few of them early in a long sentence).
+        dependents = np.flatnonzero(heads[i, 1 : n + 1] >= 0) + 1
+        for v, h in zip(dependents.tolist(), heads[i, dependents].tolist(), strict=True):
+            c.head[v] = h
+            if c.leftmost[h] is None or v < c.leftmost[h]:
+                c.leftmost[h] = v
+            if c.rightmost[h] is None or v > c.rightmost[h]:
+                c.rightmost[h] = v
         c.front = picked["front"][i]
         c.r1 = None if picked["r1"][i] < 0 else picked["r1"][i]
         c.r2 = None if picked["r2"][i] < 0 else picked["r2"][i]
