@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from itertools import product
 
 from neuralparse.errors import TreeError
@@ -48,12 +49,12 @@ from neuralparse.systems.two_registers import (
     table4_legal,
 )
 from neuralparse.systems.two_registers_exit import (
-    anchor_on_stack,
     exit_finishes,
     exit_finishes_by_simulation,
     exit_legal,
     exit_move,
     i0,
+    phase,
     phase_a_closed_form,
 )
 from neuralparse.systems.two_registers_oracle import LegalTest, oracle_guide
@@ -144,17 +145,22 @@ def check_phase_a(configs: list[Configuration]) -> None:
     assert not wrong
 
 
-def oracle_configurations(n: int) -> list[Configuration]:
-    """Every configuration on the oracle's derivations (full mask) of the 2-CI trees."""
-    seen: dict[tuple, Configuration] = {}
+def two_ci_trees(n: int) -> Iterator[list[int]]:
+    """Every single-rooted 2-Crossing-Interval tree with ``n`` words (head lists)."""
     for heads in product(range(n + 1), repeat=n):
         tree = list(heads)
         try:
             check_tree(tree, single_root=True)
         except TreeError:
             continue
-        if not is_k_crossing_interval(tree, 2):
-            continue
+        if is_k_crossing_interval(tree, 2):
+            yield tree
+
+
+def oracle_configurations(n: int) -> list[Configuration]:
+    """Every configuration on the oracle's derivations (full mask) of the 2-CI trees."""
+    seen: dict[tuple, Configuration] = {}
+    for tree in two_ci_trees(n):
         guide = oracle_guide(tree)
         if guide is None:
             continue
@@ -204,29 +210,10 @@ def completable_by_search(c: Configuration, memo: dict[tuple, bool]) -> bool:
 def derived_trees(n: int, legal: LegalTest) -> tuple[int, int]:
     """(2-CI trees with n words, how many of them the oracle derives under ``legal``)."""
     trees = derived = 0
-    for heads in product(range(n + 1), repeat=n):
-        tree = list(heads)
-        try:
-            check_tree(tree, single_root=True)
-        except TreeError:
-            continue
-        if is_k_crossing_interval(tree, 2):
-            trees += 1
-            derived += oracle_guide(tree, legal) is not None
+    for tree in two_ci_trees(n):
+        trees += 1
+        derived += oracle_guide(tree, legal) is not None
     return trees, derived
-
-
-def phase(c: Configuration) -> str:
-    """The phase :func:`exit_finishes` dispatches on."""
-    if c.r1 is None:
-        if c.buffer_empty:
-            return "terminal"
-        return "registers empty, β1 = γ" if c.front <= c.last else "registers empty, fresh β1"
-    if c.buffer_empty:
-        return "empty buffer, register held (simulated)"
-    if c.r2 is None:
-        return "phase A"
-    return "phase B, anchor on the stack" if anchor_on_stack(c) else "phase B, no anchor"
 
 
 def check_exit(n: int) -> None:

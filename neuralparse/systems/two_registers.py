@@ -472,18 +472,30 @@ COMPLETION_PLANS = tuple(
 """All the plans :func:`completable` tries (16 combinations of the four choices)."""
 
 
+def run_plan(
+    c: Configuration,
+    plan: Callable[[Configuration], Move | None],
+    until: Callable[[Configuration], bool],
+) -> Configuration | None:
+    """The configuration where ``plan`` (a move chooser), run on a copy of ``c``, first
+    reaches ``until``; ``None`` when it stops or picks an illegal move before (budget 5n + 5
+    moves, the §6 bound with room)."""
+    c = c.copy()
+    for _ in range(5 * c.n + 5):
+        if until(c):
+            return c
+        move = plan(c)
+        if move is None or not table4_legal(c, move):
+            return None
+        apply_move(c, move)
+    return None
+
+
 def follows_to_tree(c: Configuration, plan: Callable[[Configuration], Move | None]) -> bool:
     """Whether ``plan`` (a move chooser) takes ``c`` to a complete terminal configuration;
     O(n) moves on one copy of ``c``."""
-    c = c.copy()
-    for _ in range(5 * c.n + 5):
-        if c.is_terminal():
-            return c.unattached == 0
-        move = plan(c)
-        if move is None or not table4_legal(c, move):
-            return False
-        apply_move(c, move)
-    return False
+    end = run_plan(c, plan, Configuration.is_terminal)
+    return end is not None and end.unattached == 0
 
 
 def completable(c: Configuration) -> bool:

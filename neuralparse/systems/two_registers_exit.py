@@ -72,6 +72,7 @@ from neuralparse.systems.two_registers import (
     _register_completion_move,
     apply_move,
     follows_to_tree,
+    run_plan,
     successor,
     table4_legal,
 )
@@ -540,17 +541,23 @@ def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
     """Whether ``plan`` finishes ``c`` (empty buffer, a register held): its moves are
     simulated only until the registers are empty; from there every member of
     :data:`EXIT_FAMILY` is the arc-eager completion, whose success has a closed form
-    (terminal, or ``β1 = γ = n``).  The move budget is :func:`follows_to_tree`'s; it never
-    binds (each plan empties the registers in fewer moves)."""
-    d = c.copy()
-    for _ in range(5 * d.n + 5):
-        if d.r1 is None:
-            return exit_finishes(d)
-        move = plan(d)
-        if move is None or not table4_legal(d, move):
-            return False
-        apply_move(d, move)
-    return False
+    (terminal, or ``β1 = γ = n``)."""
+    cleared = run_plan(c, plan, lambda d: d.r1 is None)
+    return cleared is not None and exit_finishes(cleared)
+
+
+def phase(c: Configuration) -> str:
+    """The phase :func:`exit_finishes` dispatches on (for the checks that compare the closed
+    forms with the simulation phase by phase)."""
+    if c.r1 is None:
+        if c.buffer_empty:
+            return "terminal"
+        return "registers empty, β1 = γ" if c.front <= c.last else "registers empty, fresh β1"
+    if c.buffer_empty:
+        return "empty buffer, register held (simulated)"
+    if c.r2 is None:
+        return "phase A"
+    return "phase B, anchor on the stack" if anchor_on_stack(c) else "phase B, no anchor"
 
 
 def exit_finishes(c: Configuration) -> bool:

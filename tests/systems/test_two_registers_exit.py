@@ -12,11 +12,11 @@ from neuralparse.systems.two_registers_exit import (
     _last_word_stored_alone_is_lost,
     _registers_trapped_below_a_headless_word,
     _stuck_right_of_registers,
-    anchor_on_stack,
     exit_finishes,
     exit_finishes_by_simulation,
     exit_legal,
     exit_legal_by_simulation,
+    phase,
 )
 from neuralparse.trees.core import check_tree
 from tests.systems.test_two_registers import (
@@ -25,18 +25,6 @@ from tests.systems.test_two_registers import (
     reachable,
     successor,
 )
-
-
-def phase(c: Configuration) -> str:
-    if c.r1 is None:
-        if c.buffer_empty:
-            return "terminal"
-        return "gamma" if c.front <= c.last else "fresh"
-    if c.buffer_empty:
-        return "empty buffer"
-    if c.r2 is None:
-        return "phase A"
-    return "anchored" if anchor_on_stack(c) else "phase B"
 
 
 def test_closed_forms_equal_the_simulation_on_every_small_successor() -> None:
