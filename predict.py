@@ -3,6 +3,7 @@
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [chunk_size=N]
         [input_format=auto|conllu|text] [lenient=true] [progress=false] [threads=N]
+        [cuda_graphs=false]
 
 ``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL;
 plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U.  The input
@@ -49,6 +50,8 @@ class PredictConfig:
     """Words per batch at most, counting every beam item."""
     chunk_size: int = 10_000
     """Sentences read ahead and sorted by length (memory grows with it)."""
+    cuda_graphs: bool = True
+    """On CUDA, replay greedy decoding from CUDA graphs where the system allows it."""
     threads: int | None = None
     """torch intra-op threads (None: torch's default)."""
     progress: bool = True
@@ -79,6 +82,7 @@ def main(cfg: DictConfig) -> None:
             batch_size=cfg.batch_size,
             batch_tokens=cfg.batch_tokens,
             chunk_size=cfg.chunk_size,
+            cuda_graphs=cfg.cuda_graphs,
         )
         device = resolve_device(cfg.device)
         parser = load_parser(cfg.checkpoint, device)

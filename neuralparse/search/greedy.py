@@ -20,6 +20,9 @@ from neuralparse.model.scorer import mask_illegal
 from neuralparse.systems import TransitionSystem
 from neuralparse.training.batching import token_batches
 
+TERMINAL_CHECK_EVERY = 16
+"""Steps between termination checks on an accelerator (every step on the CPU)."""
+
 
 @torch.inference_mode()
 def greedy_decode(
@@ -40,8 +43,11 @@ def greedy_decode_counted(
     table = model.encode(batch)
     state = system.initial(batch.lengths, batch.lengths.device)
     rows = torch.arange(state.batch_size, device=state.device)
-    for _ in range(system.max_transitions(state.n_max)):
-        if bool(system.terminal(state).all()):
+    # Asking whether all are terminal makes the host wait for the device; on a GPU, ask
+    # every few steps so that the host can queue steps ahead (extra steps are no-ops).
+    check_every = 1 if state.device.type == "cpu" else TERMINAL_CHECK_EVERY
+    for step in range(system.max_transitions(state.n_max)):
+        if step % check_every == 0 and bool(system.terminal(state).all()):
             break
         summary = summary_features(system, state) if model.n_summary else None
         scores = model.score(table, rows, system.features(state), summary)

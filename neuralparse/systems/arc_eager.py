@@ -50,15 +50,23 @@ SHIFT, REDUCE, LEFT_ARC, RIGHT_ARC = range(4)
 
 class ArcEager(TransitionSystem):
     name = "arc_eager"
+    graph_safe = True
     transitions = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
 
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
         return State.create(
             self.lengths_tensor(lengths, device),
             stacks={"stack": True},
             scalars={"root_children": 0, "headless": 0},
             node_attrs={"has_head": 0},
+            n_max=n_max,
         )
 
     def terminal(self, state: State) -> Tensor:

@@ -35,11 +35,20 @@ SHIFT, LEFT_ARC, RIGHT_ARC = range(3)
 
 class ArcHybrid(TransitionSystem):
     name = "arc_hybrid"
+    graph_safe = True
     transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
 
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
-        return State.create(self.lengths_tensor(lengths, device), stacks={"stack": True})
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
+        return State.create(
+            self.lengths_tensor(lengths, device), stacks={"stack": True}, n_max=n_max
+        )
 
     def terminal(self, state: State) -> Tensor:
         return (state.sizes["stack"] == 1) & (state.scalars["front"] > state.lengths)

@@ -42,12 +42,19 @@ def single_rooted(heads: Sequence[int]) -> bool:
 
 class ArcStandard(TransitionSystem):
     name = "arc_standard"
+    graph_safe = True
     transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
 
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
         lengths = self.lengths_tensor(lengths, device)
-        return State.create(lengths, stacks={"stack": True})
+        return State.create(lengths, stacks={"stack": True}, n_max=n_max)
 
     def terminal(self, state: State) -> Tensor:
         return (state.sizes["stack"] == 1) & (state.scalars["front"] > state.lengths)

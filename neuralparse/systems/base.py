@@ -73,6 +73,10 @@ class TransitionSystem(ABC):
     arc_transitions: ClassVar[frozenset[str]]
     """The transitions that build an arc and therefore take a label."""
     feature_names: ClassVar[tuple[str, ...]] = ("s0", "s1", "s2", "b0")
+    graph_safe: ClassVar[bool] = False
+    """Whether greedy decoding may be recorded as a CUDA graph
+    (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
+    tensor's value on the host, and ``max_transitions`` is linear in the sentence length."""
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
         self.labels: tuple[str, ...] = tuple(labels)
@@ -158,8 +162,16 @@ class TransitionSystem(ABC):
 
     # -- the state machine ------------------------------------------------------------------
     @abstractmethod
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
-        """The initial configurations for sentences of the given lengths."""
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
+        """The initial configurations for sentences of the given lengths.  ``n_max``, when
+        given, is at least the longest of them: the state then never reads the lengths on
+        the host (which a CUDA graph forbids) to size its tables."""
 
     @abstractmethod
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:

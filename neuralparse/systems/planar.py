@@ -87,6 +87,7 @@ class Multiplanar(TransitionSystem):
 
     k: int = 1
     feature_names = ("s0", "s1", "s2", "b0")
+    graph_safe = True
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
         super().__init__(labels, root_label=root_label)
@@ -96,15 +97,22 @@ class Multiplanar(TransitionSystem):
         self.stack_names = ("stack", *(f"stack{m}" for m in range(1, self.k)))
 
     # -- state ------------------------------------------------------------------------------
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
         lengths = self.lengths_tensor(lengths, device)
         state = State.create(
             lengths,
             stacks=dict.fromkeys(self.stack_names, False),
             scalars={"killed": 0, "switches": 0, "plane": 0},
+            n_max=n_max,
         )
         batch = lengths.shape[0]
-        width = (int(lengths.max().item()) if batch else 0) + 2
+        width = state.n_max + 2
         positions = torch.arange(width, device=lengths.device).expand(batch, width)
         is_word = (positions >= 1) & (positions <= lengths[:, None])
         dtype = _table_dtype(width, self.k)

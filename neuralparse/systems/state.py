@@ -69,7 +69,9 @@ class NodePool:
             name: torch.full((capacity,), default, dtype=torch.long, device=device)
             for name, default in self.defaults.items()
         }
-        self.token[ROOT_NODE] = 0
+        # fill_, not ``token[ROOT_NODE] = 0``: on CUDA that copies a host scalar, which a
+        # CUDA graph capture refuses.
+        self.token[ROOT_NODE].fill_(0)
         self.used = 2  # null node and root node
 
     @property
@@ -172,6 +174,8 @@ class State:
         scalars: per-config named scalars; always ``front`` (first word of the buffer range)
             and ``steps`` (transitions applied so far).
         log: the newest cell of the arc log (None before the first arc step).
+        known_n_max: the longest sentence when the creator knew it (else read from
+            ``lengths`` on the host when needed).
     """
 
     lengths: Tensor
@@ -180,6 +184,7 @@ class State:
     sizes: dict[str, Tensor]
     scalars: dict[str, Tensor]
     log: LogEntry | None = None
+    known_n_max: int | None = None
 
     @property
     def batch_size(self) -> int:
@@ -191,6 +196,8 @@ class State:
 
     @property
     def n_max(self) -> int:
+        if self.known_n_max is not None:
+            return self.known_n_max
         return int(self.lengths.max().item()) if self.batch_size else 0
 
     @classmethod
@@ -203,6 +210,7 @@ class State:
         node_attrs: Mapping[str, int] | None = None,
         front: int = 1,
         capacity_hint: int = 0,
+        n_max: int | None = None,
     ) -> State:
         """Initial state: each stack in ``stacks`` holds the root node (True) or is empty;
         the buffer range starts at word ``front``; scalars start at the given values."""
@@ -223,7 +231,7 @@ class State:
             name: torch.full((batch,), value, dtype=torch.long, device=device)
             for name, value in values.items()
         }
-        return cls(lengths, pool, tops, sizes, state_scalars)
+        return cls(lengths, pool, tops, sizes, state_scalars, known_n_max=n_max)
 
     # -- reading -------------------------------------------------------------------------
     def stack_tokens(self, name: str, depth: int) -> Tensor:
@@ -291,6 +299,7 @@ class State:
             sizes={k: v[parent] for k, v in self.sizes.items()},
             scalars={k: v[parent] for k, v in self.scalars.items()},
             log=LogEntry("reorder", (parent,), self.log),
+            known_n_max=self.known_n_max,
         )
 
     def heads_and_labels(self) -> tuple[Tensor, Tensor]:

@@ -101,11 +101,18 @@ class Swap(TransitionSystem):
             raise ValueError(f"swap oracle must be one of {ORACLES}, not {oracle!r}")
         self.oracle_kind = oracle
 
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
         return State.create(
             self.lengths_tensor(lengths, device),
             stacks={"stack": True, "buffer": False},
             scalars={"swaps": 0},
+            n_max=n_max,
         )
 
     def terminal(self, state: State) -> Tensor:

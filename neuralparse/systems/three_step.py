@@ -115,8 +115,14 @@ class ThreeStep(TransitionSystem):
         return state.scalars["phase"] + 1
 
     # -- state ------------------------------------------------------------------------------
-    def initial(self, lengths: Tensor | Sequence[int], device: torch.device | None = None) -> State:
-        state = ThreeStepState(**vars(self.step1.initial(lengths, device)))
+    def initial(
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
+    ) -> State:
+        state = ThreeStepState(**vars(self.step1.initial(lengths, device, n_max=n_max)))
         batch, words = state.batch_size, state.n_max + 1
         dev = state.device
 

@@ -790,7 +790,11 @@ class TwoRegisters(TransitionSystem):
             self.legal_test = is_legal
 
     def initial(
-        self, lengths: Tensor | Sequence[int], device: torch.device | None = None
+        self,
+        lengths: Tensor | Sequence[int],
+        device: torch.device | None = None,
+        *,
+        n_max: int | None = None,
     ) -> TwoRegistersState:
         lengths_t = self.lengths_tensor(lengths, device)
         base = State.create(
@@ -798,9 +802,12 @@ class TwoRegisters(TransitionSystem):
             stacks={"stack": False},
             scalars={"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1},
             front=0,
+            n_max=n_max,
         )
         base.scalars.update(initial_bookkeeping(lengths_t))
-        return TwoRegistersState(base.lengths, base.pool, base.tops, base.sizes, base.scalars)
+        return TwoRegistersState(
+            base.lengths, base.pool, base.tops, base.sizes, base.scalars, known_n_max=n_max
+        )
 
     def terminal(self, state: State) -> Tensor:
         s = state.scalars

@@ -9,9 +9,9 @@ trained on a GPU loads on a CPU-only machine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -21,6 +21,9 @@ from neuralparse.errors import InputError
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import TransitionSystem, get_system
+
+if TYPE_CHECKING:
+    from neuralparse.search.graphs import GraphedGreedy
 
 FORMAT_VERSION = 1
 """Bump when the layout changes incompatibly; older readers refuse newer files."""
@@ -38,6 +41,9 @@ class LoadedParser:
     system: TransitionSystem
     vocabs: Vocabularies
     checkpoint: dict[str, Any]
+    graphed_greedy: GraphedGreedy | None = field(default=None, repr=False, compare=False)
+    """CUDA graphs recorded for greedy decoding (created by the first CUDA batch that uses
+    them, then reused by every later batch of the same bucket)."""
 
 
 def _cpu(value: Any) -> Any:

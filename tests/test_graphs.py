@@ -1,0 +1,106 @@
+"""Greedy decoding for CUDA graphs (neuralparse.search.graphs), checked on the CPU.
+
+What a graph needs from a system (no host synchronisation per step, a linear step bound) is
+checked by running steps under an operator census; the fixed-length, padded, bucketed loop
+that a graph records is run eagerly and must give greedy_decode's trees.  Recording and
+replaying itself needs a GPU: benchmarks/throughput.py --device cuda compares both there.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from neuralparse.search import greedy_decode
+from neuralparse.search.graphs import GraphedGreedy, supports_graphs
+from neuralparse.systems import SYSTEMS, get_system, random_actions
+from tests.test_greedy import _setup
+
+aten = torch.ops.aten
+SYNCHRONISING = {
+    aten._local_scalar_dense.default,  # .item(), bool(), int() of a tensor
+    aten.is_nonzero.default,
+    aten.nonzero.default,
+    aten.masked_select.default,
+    aten.equal.default,
+    aten.repeat_interleave.Tensor,
+}
+INDEXING = {aten.index.Tensor, aten.index_put.default, aten.index_put_.default}
+GRAPH_SAFE = [name for name in SYSTEMS if get_system(name).graph_safe]
+
+
+class RefuseSynchronisation(TorchDispatchMode):
+    """Raises on any operator that makes the host wait for a device's values."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in SYNCHRONISING:
+            raise AssertionError(f"{func} synchronises with the device")
+        if func is aten.copy_.default and args[1].dim() == 0:
+            # ``t[i] = 0`` on a CUDA tensor copies a host scalar (refused during capture).
+            raise AssertionError("element assignment copies from the host: use fill_")
+        if func in INDEXING and any(
+            isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1] or ()
+        ):
+            raise AssertionError(f"{func} with a boolean mask synchronises with the device")
+        return func(*args, **(kwargs or {}))
+
+
+def test_the_census_catches_synchronisation() -> None:
+    x = torch.arange(5)
+    for sync in (lambda: bool(x.any()), lambda: x[x > 2], lambda: x.nonzero()):
+        with pytest.raises(AssertionError, match="synchronises"), RefuseSynchronisation():
+            sync()
+    with pytest.raises(AssertionError, match="from the host"), RefuseSynchronisation():
+        x[1] = 0
+    with RefuseSynchronisation():
+        x[1].fill_(0)
+
+
+def test_graph_safe_systems_include_the_projective_and_planar_ones() -> None:
+    assert {"arc_standard", "arc_eager", "arc_hybrid", "arc_eager_pp", "planar"} <= set(GRAPH_SAFE)
+    assert not supports_graphs(get_system("arc_eager"), torch.device("cpu"))
+
+
+@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_graph_safe_steps_never_synchronise(system_name: str) -> None:
+    system = get_system(system_name, ["root", "nsubj", "obj"])
+    lengths = torch.tensor([1, 4, 9, 17])
+    with RefuseSynchronisation():
+        state = system.initial(lengths, n_max=17)
+    generator = torch.Generator().manual_seed(3)
+    for _ in range(system.max_transitions(17)):
+        legal = system.legal(state)  # outside the census: random_actions may synchronise
+        actions = random_actions(legal, generator)
+        with RefuseSynchronisation():
+            system.features(state)
+            system.legal(state)
+            system.apply(state, actions)
+    assert bool(system.terminal(state).all())
+    with RefuseSynchronisation():
+        system.heads_and_labels(state)
+
+
+@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_graph_safe_step_bounds_are_linear(system_name: str) -> None:
+    system = get_system(system_name)
+    assert system.max_transitions(400) <= 16 * system.max_transitions(25) + 16
+
+
+@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> None:
+    _, encoded, system, model = _setup(system_name, count=40, seed=7)
+    decode = GraphedGreedy(model, system)
+    # Batches of different sizes and widths, some sharing a bucket.
+    for ids in (torch.arange(40), torch.arange(3), torch.arange(5, 30), torch.tensor([7])):
+        batch = encoded.batch(ids)
+        expected = greedy_decode(model, system, batch)
+        got = decode(batch)
+        assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+    assert len(decode.graphs) <= 2  # one row bucket, at most two width buckets
+
+
+def test_systems_that_synchronise_are_refused() -> None:
+    _, _, system, model = _setup("two_registers", count=2)
+    with pytest.raises(ValueError, match="CUDA graph"):
+        GraphedGreedy(model, system)
