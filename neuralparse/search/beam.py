@@ -35,6 +35,14 @@ Items with score -inf (fewer than ``K`` live successors, e.g. at the start, when
 first copy of each sentence is live) are dead: they are frozen (``apply(..., where=alive)``,
 so no illegal action ever reaches the engine), never become live and are never returned.  The
 loop stops when every live item is terminal, within ``max_transitions`` steps.
+
+**Decided sentences leave the batch.**  Scores never increase along a derivation, so once a
+sentence's best finished item scores strictly above all its unfinished ones, no later step can
+change its result.  When a quarter of the batch's sentences are decided, their results are
+read off and the state is reordered to the other sentences' items only, so that the steps
+left cost nothing for them (a batch of sentences of similar length still has derivations of
+different lengths).  The results are those of searching on (``compact=False``), up to the
+float rounding that any change of batch shape may bring to the scorer.
 """
 
 from __future__ import annotations
@@ -109,31 +117,68 @@ def keep_greedy(
     return values, index, position
 
 
+def best_finished(scores: Tensor, finished: Tensor, beam_size: int) -> tuple[Tensor, Tensor]:
+    """``(item [S], score [S])`` of each sentence's best finished item (the first of equal
+    ones; score -inf where none is finished)."""
+    done = torch.where(finished, scores, NEG_INF).view(-1, beam_size)
+    item = done.argmax(1)  # the first maximal item: ties go to the earlier one
+    return item, done.gather(1, item[:, None])[:, 0]
+
+
+def decided(scores: Tensor, finished: Tensor, beam_size: int) -> Tensor:
+    """``[S]`` whether a sentence's best finished item scores strictly above every unfinished
+    item of its beam (dead items score -inf), so that its result can no longer change."""
+    _, best = best_finished(scores, finished, beam_size)
+    pending = torch.where(finished, NEG_INF, scores).view(-1, beam_size).max(1).values
+    return best > pending
+
+
 @torch.inference_mode()
 def beam_decode(
-    model: ParserModel, system: TransitionSystem, batch: ModelInput, beam_size: int
+    model: ParserModel,
+    system: TransitionSystem,
+    batch: ModelInput,
+    beam_size: int,
+    *,
+    compact: bool = True,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Heads and label ids ``[S, n_max + 1]`` (column 0 unused) of the best derivation found
     for each of the ``S`` sentences of a batch already on the model's device, and its score
-    ``[S]`` (float64 sum of action log-probabilities).  See the module docstring."""
+    ``[S]`` (float64 sum of action log-probabilities).  See the module docstring;
+    ``compact=False`` keeps decided sentences in the batch (the same results, slower)."""
     if beam_size < 1:
         raise ValueError(f"beam_size must be positive, got {beam_size}")
     table = model.encode(batch)
     sentences, device = batch.lengths.shape[0], batch.lengths.device
     k = beam_size
     state: State = system.initial(batch.lengths.repeat_interleave(k), device)
-    # Items never leave their sentence, so each item's row in the encoded table is fixed.
-    rows = torch.arange(sentences, device=device).repeat_interleave(k)
+    n_max = state.n_max
+    results = _Results(sentences, n_max, device)
+    # The batch's sentences (their rows in the encoded table) still searched, in order.
+    searched = torch.arange(sentences, device=device)
+    rows = searched.repeat_interleave(k)
     first_item = torch.arange(sentences, device=device) * k
     scores = torch.full((sentences, k), NEG_INF, dtype=torch.float64, device=device)
     scores[:, 0] = 0.0  # only the first copy of each sentence is live at the start
     scores = scores.flatten()
     greedy_item = torch.zeros(sentences, dtype=torch.long, device=device)
     n_actions = system.num_actions
-    for _ in range(system.max_transitions(state.n_max)):
+    for _ in range(system.max_transitions(n_max)):
         finished = system.terminal(state)
         if bool((finished | torch.isinf(scores)).all()):
             break
+        if compact:
+            ready = decided(scores, finished, k)
+            if 4 * int(ready.sum()) >= searched.shape[0]:
+                results.store(system, state, searched[ready], scores, finished, ready, k)
+                keep = ~ready
+                items = (first_item[keep, None] + torch.arange(k, device=device)).flatten()
+                state = system.reorder(state, items)
+                scores, finished, rows = scores[items], finished[items], rows[items]
+                searched, greedy_item = searched[keep], greedy_item[keep]
+                first_item = torch.arange(searched.shape[0], device=device) * k
+                if not searched.shape[0]:
+                    break
         legal = system.legal(state)
         summary = summary_features(system, state) if model.n_summary else None
         raw = model.score(table, rows, system.features(state), summary)
@@ -142,23 +187,49 @@ def beam_decode(
         greedy_rows = first_item + greedy_item
         greedy_action = torch.where(finished[greedy_rows], 0, masked[greedy_rows].argmax(1))
         greedy_successor = greedy_item * n_actions + greedy_action
-        successors = successors.view(sentences, k * n_actions)
+        successors = successors.view(-1, k * n_actions)
         greedy_score = successors.gather(1, greedy_successor[:, None])[:, 0]
         values, index = select_successors(successors, k)
         values, index, greedy_item = keep_greedy(values, index, greedy_successor, greedy_score)
         state = system.reorder(state, (first_item[:, None] + index // n_actions).flatten())
         scores = values.flatten()
         system.apply(state, (index % n_actions).flatten(), torch.isfinite(scores))
-    finished = system.terminal(state)
-    done = torch.where(finished, scores, NEG_INF).view(sentences, k)
-    # argmax returns the first maximal item: ties go to the earlier item in the beam's order.
-    best_item = done.argmax(1)
-    best_score = done.gather(1, best_item[:, None])[:, 0]
-    if not bool(torch.isfinite(best_score).all()):
+    if searched.shape[0]:
+        finished = system.terminal(state)
+        everyone = torch.ones_like(searched, dtype=torch.bool)
+        results.store(system, state, searched, scores, finished, everyone, k)
+    if not bool(torch.isfinite(results.scores).all()):
         raise RuntimeError(f"{system.name}: beam search did not terminate")
-    best = system.reorder(state, first_item + best_item)
-    heads, labels = system.heads_and_labels(best)
-    return heads, labels, best_score
+    return results.heads, results.labels, results.scores
+
+
+class _Results:
+    """The best derivations of a batch's sentences, filled as sentences are decided."""
+
+    def __init__(self, sentences: int, n_max: int, device: torch.device) -> None:
+        self.heads = torch.full((sentences, n_max + 1), -1, dtype=torch.long, device=device)
+        self.labels = self.heads.clone()
+        self.scores = torch.full((sentences,), NEG_INF, dtype=torch.float64, device=device)
+
+    def store(
+        self,
+        system: TransitionSystem,
+        state: State,
+        sentences: Tensor,
+        scores: Tensor,
+        finished: Tensor,
+        chosen: Tensor,
+        beam_size: int,
+    ) -> None:
+        """Record the best finished item of the ``chosen [S']`` sentences of ``state``
+        (batch sentences ``sentences``)."""
+        item, score = best_finished(scores, finished, beam_size)
+        first = torch.arange(chosen.shape[0], device=chosen.device)[chosen] * beam_size
+        best = system.reorder(state, first + item[chosen])
+        heads, labels = system.heads_and_labels(best)
+        self.heads[sentences, : heads.shape[1]] = heads
+        self.labels[sentences, : labels.shape[1]] = labels
+        self.scores[sentences] = score[chosen]
 
 
 def beam_parse_corpus(
