@@ -1,7 +1,7 @@
 """Parse CoNLL-U or plain pre-tokenized text with a trained parser (Hydra; conf/predict.yaml):
 
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
-        [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [chunk_size=N]
+        [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
         [input_format=auto|conllu|text] [lenient=true] [progress=false] [threads=N]
         [cuda_graphs=false]
 
@@ -47,7 +47,9 @@ class PredictConfig:
     batch_size: int = 1024
     """Sentences per batch at most."""
     batch_tokens: int = 8000
-    """Words per batch at most, counting every beam item."""
+    """Words per greedy batch at most."""
+    beam_batch_tokens: int = 32_000
+    """Words per beam-search batch at most, counting every beam item."""
     chunk_size: int = 10_000
     """Sentences read ahead and sorted by length (memory grows with it)."""
     cuda_graphs: bool = True
@@ -81,6 +83,7 @@ def main(cfg: DictConfig) -> None:
             beam_size=cfg.search.beam_size,
             batch_size=cfg.batch_size,
             batch_tokens=cfg.batch_tokens,
+            beam_batch_tokens=cfg.beam_batch_tokens,
             chunk_size=cfg.chunk_size,
             cuda_graphs=cfg.cuda_graphs,
         )

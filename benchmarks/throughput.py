@@ -358,6 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     parser.add_argument("--batch-size", type=int, default=PredictOptions.batch_size)
     parser.add_argument("--batch-tokens", type=int, default=PredictOptions.batch_tokens)
+    parser.add_argument("--beam-batch-tokens", type=int, default=PredictOptions.beam_batch_tokens)
     parser.add_argument("--profile", choices=sorted(SYSTEMS), help="time the parts of one system")
     parser.add_argument(
         "--compare-graphs",
@@ -375,7 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     greedy = PredictOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens)
     beam = None
     if args.beam:
-        beam = PredictOptions("beam", args.beam, args.batch_size, args.batch_tokens)
+        beam = PredictOptions(
+            "beam", args.beam, args.batch_size, args.batch_tokens, args.beam_batch_tokens
+        )
 
     trained: dict[str, Path] = {}
     for path in args.checkpoint or ():
@@ -399,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "environment": environment(device),
         "batch_size": args.batch_size,
         "batch_tokens": args.batch_tokens,
+        "beam_batch_tokens": args.beam_batch_tokens,
         "peak_memory": "cuda max_memory_allocated per run"
         if device.type == "cuda"
         else "process ru_maxrss so far (monotonic)",

@@ -70,7 +70,8 @@ class Parser:
     ) -> Parser:
         """Load ``checkpoint.pt`` on ``device`` (``cpu``, ``cuda``, ``cuda:1`` or ``auto``);
         ``options`` are :class:`~neuralparse.prediction.PredictOptions` fields (``search``,
-        ``beam_size``, ``batch_size``, ``batch_tokens``, ``chunk_size``)."""
+        ``beam_size``, ``batch_size``, ``batch_tokens``, ``beam_batch_tokens``, ``chunk_size``,
+        ``cuda_graphs``)."""
         device = resolve_device(device) if isinstance(device, str) else torch.device(device)
         return cls(load_parser(path, device), device, PredictOptions(**options))
 

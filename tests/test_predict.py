@@ -182,7 +182,8 @@ def test_batches_respect_budgets_and_cover_every_sentence() -> None:
         assert len(batch) <= 3
         assert int(lengths[batch].sum()) <= 40 or len(batch) == 1
     assert [b.tolist() for b in batches if int(lengths[b].max()) >= 500] == [[1], [4]]
-    beam = batches_by_length(lengths, PredictOptions(search="beam", beam_size=8, batch_tokens=40))
+    beam_options = PredictOptions(search="beam", beam_size=8, beam_batch_tokens=40)
+    beam = batches_by_length(lengths, beam_options)
     assert all(int(lengths[b].sum()) * 8 <= 40 or len(b) == 1 for b in beam)
 
 
