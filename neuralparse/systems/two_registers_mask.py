@@ -197,19 +197,19 @@ def update_bookkeeping(
 
 
 def stack_lists(state: State, rows: list[int]) -> list[list[int]]:
-    """The stacks (bottom first) of the given rows, walked on the host: O(depth) each."""
+    """The stacks (bottom first) of the given rows, walked on the host: O(depth) each, one
+    array step per level for all rows at once."""
     token = state.pool.token[: state.pool.used].cpu().numpy()
     nxt = state.pool.next[: state.pool.used].cpu().numpy()
-    tops = state.tops["stack"].cpu().numpy()
-    sizes = state.sizes["stack"].cpu().numpy()
-    out = []
-    for b in rows:
-        node, words = int(tops[b]), []
-        for _ in range(int(sizes[b])):
-            words.append(int(token[node]))
-            node = int(nxt[node])
-        out.append(words[::-1])
-    return out
+    index = np.asarray(rows, dtype=np.int64)
+    node = state.tops["stack"].cpu().numpy()[index]
+    sizes = state.sizes["stack"].cpu().numpy()[index]
+    depth = int(sizes.max(initial=0))
+    levels = np.empty((len(rows), depth), dtype=np.int64)  # top first
+    for level in range(depth):
+        levels[:, level] = token[node]
+        node = nxt[node]
+    return [levels[i, :size][::-1].tolist() for i, size in enumerate(sizes.tolist())]
 
 
 def refresh_bookkeeping(state: State, rows: list[int], configs: list) -> None:
