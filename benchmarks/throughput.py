@@ -281,7 +281,9 @@ def time_parse(
     """One end-to-end ``predict_file`` run and one parse of the same sentences in memory,
     after a warm-up parse of the input (timed as ``cold_seconds``)."""
     sentences = read_conllu(input_path, check_tree=False)
-    cold = warm_up(parser, sentences, options, device)
+    # The first parse allocates, picks kernels and, on CUDA, records the graphs of its
+    # batches: it is timed apart, as cold_seconds.
+    cold = timed_parse(parser, sentences, options, device)
     parse_seconds = timed_parse(parser, sentences, options, device)
     # The file run starts without the parsed copies in memory, as predict.py does (holding
     # them slowed it by about 5% here: the garbage collector walks them).
@@ -304,14 +306,6 @@ def time_parse(
         parse_seconds,
         cold,
     )
-
-
-def warm_up(
-    parser: LoadedParser, sentences: Sequence[Sentence], options: PredictOptions, device
-) -> float:
-    """Parse ``sentences`` once, untimed in the table, and return the seconds it took: the
-    first parse allocates, picks kernels and, on CUDA, records the graphs of its batches."""
-    return timed_parse(parser, sentences, options, device)
 
 
 def environment(device: torch.device) -> dict[str, object]:
@@ -414,7 +408,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         output = workdir / "parsed.conllu"
         if args.profile:
             loaded = parser_for(args.profile)
-            warm_up(loaded, read_conllu(source, check_tree=False)[:4], greedy, device)
+            timed_parse(loaded, read_conllu(source, check_tree=False)[:4], greedy, device)
             parts, transitions = profile_file(loaded, source, output, greedy, device, None)
             words = sum(len(s) for s in read_conllu(source, check_tree=False))
             total = sum(parts.values())

@@ -40,8 +40,8 @@ from torch import Tensor
 
 from neuralparse.model.inputs import ModelInput
 from neuralparse.model.parser import ParserModel
-from neuralparse.model.scorer import TokenTable, mask_illegal
-from neuralparse.search.greedy import greedy_decode
+from neuralparse.model.scorer import TokenTable
+from neuralparse.search.greedy import greedy_decode, greedy_step
 from neuralparse.systems import TransitionSystem
 
 log = logging.getLogger("neuralparse.search")
@@ -75,20 +75,20 @@ def fixed_length_greedy(
     state = system.initial(lengths, lengths.device, n_max=n_max)
     rows = torch.arange(state.batch_size, device=lengths.device)
     for _ in range(system.max_transitions(n_max)):
-        scores = model.score(table, rows, system.features(state))
-        system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
+        greedy_step(model, system, table, rows, state)
     return system.heads_and_labels(state)
 
 
 @dataclass
 class _Graph:
-    """One recorded decoding run: its input buffers, its outputs and the graph."""
+    """A bucket's input buffers and, on CUDA, its recorded decoding run and that run's
+    outputs (refreshed by each replay)."""
 
     rows: Tensor
     lengths: Tensor
-    heads: Tensor
-    labels: Tensor
-    graph: torch.cuda.CUDAGraph | None
+    graph: torch.cuda.CUDAGraph | None = None
+    heads: Tensor | None = None
+    labels: Tensor | None = None
 
 
 class GraphedGreedy:
@@ -141,7 +141,7 @@ class GraphedGreedy:
             )
         else:
             entry.graph.replay()
-            heads, labels = entry.heads, entry.labels
+            heads, labels = entry.heads, entry.labels  # written by the replay
         return heads[:sentences, :width].clone(), labels[:sentences, :width].clone()
 
     def _input_rows(self, count: int, like: Tensor) -> Tensor:
@@ -161,7 +161,7 @@ class GraphedGreedy:
         rows = self._input_rows(sentences * width + 1, like.rows)
         lengths = torch.ones(sentences, dtype=torch.long, device=device)
         if device.type != "cuda":
-            return _Graph(rows, lengths, rows, rows, None)
+            return _Graph(rows, lengths)
         table = TokenTable(rows, width)
         # A first run on a side stream initialises what capture may not (library handles,
         # the system's action tables on this device), as torch.cuda.graph requires.
@@ -173,7 +173,7 @@ class GraphedGreedy:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             heads, labels = fixed_length_greedy(self.model, self.system, table, lengths)
-        return _Graph(rows, lengths, heads, labels, graph)
+        return _Graph(rows, lengths, graph, heads, labels)
 
     @staticmethod
     def _fill(entry: _Graph, table: TokenTable, lengths: Tensor) -> None:

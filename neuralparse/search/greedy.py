@@ -16,8 +16,8 @@ from torch import Tensor
 
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
-from neuralparse.model.scorer import mask_illegal
-from neuralparse.systems import TransitionSystem
+from neuralparse.model.scorer import TokenTable, mask_illegal
+from neuralparse.systems import State, TransitionSystem
 from neuralparse.training.batching import token_batches
 
 TERMINAL_CHECK_EVERY = 16
@@ -32,6 +32,16 @@ def greedy_decode(
     batch already on the model's device."""
     heads, labels, _ = greedy_decode_counted(model, system, batch)
     return heads, labels
+
+
+def greedy_step(
+    model: ParserModel, system: TransitionSystem, table: TokenTable, rows: Tensor, state: State
+) -> None:
+    """One transition for every configuration of ``state``: the best legal action of each
+    (``rows [B]``: each configuration's sentence in ``table``)."""
+    summary = summary_features(system, state) if model.n_summary else None
+    scores = model.score(table, rows, system.features(state), summary)
+    system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
 
 
 @torch.inference_mode()
@@ -49,9 +59,7 @@ def greedy_decode_counted(
     for step in range(system.max_transitions(state.n_max)):
         if step % check_every == 0 and bool(system.terminal(state).all()):
             break
-        summary = summary_features(system, state) if model.n_summary else None
-        scores = model.score(table, rows, system.features(state), summary)
-        system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
+        greedy_step(model, system, table, rows, state)
     if not bool(system.terminal(state).all()):
         raise RuntimeError(f"{system.name}: greedy decoding did not terminate")
     heads, labels = system.heads_and_labels(state)
