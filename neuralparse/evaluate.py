@@ -19,10 +19,21 @@ from neuralparse.evaluation.metrics import Scores, evaluate_files
 CONVENTIONS = """\
 conventions:
   scores are percentages; a score whose denominator is 0 prints as n/a (null in JSON).
-  LAS compares full labels (nmod:poss != nmod); 'LAS universal' compares the part before ':'.
+  CoNLL 2018 shared task definitions (Zeman et al. 2018, official conll18_ud_eval.py), on
+  files with the same words:
+  UAS: correct head. LAS: correct head and universal part of DEPREL (the part before ':',
+  so nmod:poss = nmod). 'LAS full labels' (las_full) compares the whole DEPREL.
+  CLAS, MLAS, BLEX are F1 over content words (universal DEPREL not aux case cc clf cop det
+  mark punct): 2 * correct / (gold content words + predicted content words); the table shows
+  correct / gold and the predicted count. CLAS: head and universal DEPREL; MLAS: also UPOS,
+  universal FEATS and the functional children (aux case cc clf cop det mark) with their
+  universal DEPREL, UPOS and universal FEATS; BLEX: head, universal DEPREL and LEMMA.
+  UPOS, XPOS: string equal. UFeats: FEATS restricted to the universal features (order and
+  language-specific features ignored). AllTags: UPOS, XPOS and UFeats. Lemmas: equal, or the
+  gold LEMMA is '_'. A score that needs a column that is '_' throughout GOLD is n/a.
   'no punct' follows CoNLL-X: words whose gold FORM (not UPOS) is made only of Unicode
-  punctuation characters (category P*) are not scored.
-  exact match is per sentence over all words.
+  punctuation characters (category P*) are not scored; 'LAS no punct' compares full labels.
+  exact match is per sentence over all words; 'labeled' compares full labels.
   non-projective arcs (Gomez-Rodriguez & Nivre 2013 sec. 5.2): h -> d is non-projective iff
   some word strictly between h and d is not dominated by h. Precision counts arcs that are
   non-projective in PRED, recall arcs that are non-projective in GOLD; a hit has the gold
@@ -34,16 +45,24 @@ conventions:
 #: Row titles of the human-readable table, in order; every key is a :class:`Scores` field.
 ROWS: tuple[tuple[str, str], ...] = (
     ("uas", "UAS"),
-    ("las", "LAS"),
-    ("las_universal", "LAS universal label"),
+    ("las", "LAS (CoNLL 2018: universal part of DEPREL)"),
+    ("las_full", "LAS full labels"),
+    ("clas", "CLAS F1 (content words)"),
+    ("mlas", "MLAS F1 (CLAS + UPOS, UFeats, function words)"),
+    ("blex", "BLEX F1 (CLAS + lemma)"),
+    ("upos", "UPOS"),
+    ("xpos", "XPOS"),
+    ("ufeats", "UFeats (universal features)"),
+    ("alltags", "AllTags (UPOS + XPOS + UFeats)"),
+    ("lemmas", "Lemmas"),
     ("uas_nopunct", "UAS no punct"),
-    ("las_nopunct", "LAS no punct"),
+    ("las_nopunct", "LAS no punct (full labels)"),
     ("exact_unlabeled", "Exact match unlabeled"),
-    ("exact_labeled", "Exact match labeled"),
+    ("exact_labeled", "Exact match labeled (full labels)"),
     ("nonproj_precision", "Non-proj. arcs precision"),
     ("nonproj_recall", "Non-proj. arcs recall"),
-    ("nonproj_labeled_precision", "Non-proj. arcs labeled precision"),
-    ("nonproj_labeled_recall", "Non-proj. arcs labeled recall"),
+    ("nonproj_labeled_precision", "Non-proj. arcs labeled precision (full labels)"),
+    ("nonproj_labeled_recall", "Non-proj. arcs labeled recall (full labels)"),
     ("crossed_recall", "Crossed arcs recall"),
     ("uncrossed_recall", "Uncrossed arcs recall"),
 )
@@ -53,22 +72,31 @@ def _score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
+def _counts(scores: Scores, key: str) -> str:
+    """The counts column of a row: ``correct / total``; for an F1 score ``correct / gold`` and
+    the predicted count; empty for a score that is not reported."""
+    if key in scores.f1_counts:
+        counts = scores.f1_counts[key]
+        return f"{counts.correct:>9} / {counts.gold:<9}  predicted {counts.predicted}"
+    if key in scores.ratios:
+        ratio = scores.ratios[key]
+        return f"{ratio.correct:>9} / {ratio.total:<9}"
+    return ""
+
+
 def format_table(scores: Scores, *, verbose: bool = False) -> str:
     """The aligned human-readable report; ``verbose`` adds per-label and per-length tables."""
     width = max(len(title) for _, title in ROWS)
     lines = [f"{'Metric':<{width}}  {'Score':>7}  {'Correct':>9} / {'Total':<9}"]
     for key, title in ROWS:
-        ratio = scores.ratios[key]
-        lines.append(
-            f"{title:<{width}}  {_score(getattr(scores, key)):>7}  "
-            f"{ratio.correct:>9} / {ratio.total:<9}"
-        )
+        lines.append(f"{title:<{width}}  {_score(getattr(scores, key)):>7}  {_counts(scores, key)}")
     lines.append(f"{'Words':<{width}}  {scores.words:>7}")
     lines.append(f"{'Sentences':<{width}}  {scores.sentences:>7}")
     if verbose:
         label_width = max([len("Label"), *(len(label) for label in scores.per_label)])
         lines += [
             "",
+            "Per label (full DEPREL; LAS needs the full label):",
             f"{'Label':<{label_width}}  {'Gold':>7}  {'Pred':>7}  {'Prec':>7}  {'Recall':>7}"
             f"  {'LAS':>7}",
         ]
@@ -79,6 +107,7 @@ def format_table(scores: Scores, *, verbose: bool = False) -> str:
             )
         lines += [
             "",
+            "Per sentence length (CoNLL 2018 LAS):",
             f"{'Length':<7}  {'Sentences':>9}  {'Words':>7}  {'UAS':>7}  {'LAS':>7}",
         ]
         for s in scores.per_length:
@@ -92,7 +121,8 @@ def format_table(scores: Scores, *, verbose: bool = False) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m neuralparse.evaluate",
-        description="Score the dependency trees of PRED against GOLD (same sentences and words).",
+        description="Score the dependency trees and tags of PRED against GOLD (same sentences "
+        "and words), with the CoNLL 2018 shared task metrics and more.",
         epilog=CONVENTIONS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -104,8 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--verbose",
         action="store_true",
-        help="add per-label and per-sentence-length breakdowns (JSON keys per_label, "
-        "per_length, nonproj_labeled_precision, nonproj_labeled_recall)",
+        help="add per-label (full labels) and per-sentence-length breakdowns and the "
+        "labeled non-projective scores (full labels); JSON keys per_label, per_length, "
+        "nonproj_labeled_precision, nonproj_labeled_recall, and f1_counts (counts, precision, "
+        "recall and F1 of CLAS, MLAS, BLEX)",
     )
     return parser
 

@@ -17,6 +17,7 @@ from neuralparse.evaluate import main
 from neuralparse.evaluation import (
     CORE_KEYS,
     ScoreAccumulator,
+    TagColumns,
     evaluate,
     evaluate_files,
     is_punctuation,
@@ -64,7 +65,10 @@ PRED = [
     ("s3", GOLD[2][1], [2, 0, 1, 3], ["nsubj", "root", "advmod", "punct"]),
 ]
 # Words: 5 + 5 + 4 = 14; correct heads 5 + 4 + 2 = 11.
-# LAS: s1 words 1,2,5; s2 words 2,3,4; s3 words 1,2 -> 8.  Universal adds s1w3, s2w1 -> 10.
+# LAS full labels: s1 words 1,2,5; s2 words 2,3,4; s3 words 1,2 -> 8.  LAS (CoNLL 2018,
+#   universal part of the label) adds s1w3 (obl:tmod/obl) and s2w1 (nmod:poss/nmod) -> 10.
+# CLAS: content words (all but punct) are 4 + 5 + 3 = 12 on both sides; correct: s1w1-3 (s1w4
+#   has obl for nmod), s2w1-4 (s2w5 has the wrong head), s3w1-2 -> 9, so F1 = 9/12.
 # No punct (s1w5, s3w4 excluded): 12 words; heads right 4 + 4 + 2 = 10; labeled 2 + 3 + 2 = 7.
 # Exact: only s1 has every head right, none has every label right.
 # Non-proj precision: predicted {s1w4 right, s2w5 wrong, s3w3 wrong} -> 1/3; labeled: s1w4 has
@@ -73,8 +77,17 @@ PRED = [
 # Uncrossed (non-punct): s1w1, s1w3, s2w1, s2w2, s2w4 ok; s3w1, s3w2 ok, s3w3 wrong -> 7/8.
 EXPECTED = {
     "uas": 100 * 11 / 14,
-    "las": 100 * 8 / 14,
-    "las_universal": 100 * 10 / 14,
+    "las": 100 * 10 / 14,
+    "las_full": 100 * 8 / 14,
+    "clas": 75.0,
+    # Plain lists carry no tag columns: these scores are not reported.
+    "mlas": None,
+    "blex": None,
+    "upos": None,
+    "xpos": None,
+    "ufeats": None,
+    "alltags": None,
+    "lemmas": None,
     "uas_nopunct": 100 * 10 / 12,
     "las_nopunct": 100 * 7 / 12,
     "exact_unlabeled": 100 * 1 / 3,
@@ -86,6 +99,10 @@ EXPECTED = {
     "words": 14,
     "sentences": 3,
 }
+# The files written by conllu() below have UPOS X and LEMMA = lowercased FORM on both sides
+# and XPOS and FEATS "_" throughout: UPOS, Lemmas and BLEX (= CLAS, every lemma right) are
+# reported; XPOS, UFeats, AllTags and MLAS (needs FEATS) are not.
+EXPECTED_FILES = {**EXPECTED, "upos": 100.0, "lemmas": 100.0, "blex": 75.0}
 
 
 def conllu(sentences: Sequence[tuple[str, list[str], list[int], list[str]]]) -> str:
@@ -132,6 +149,11 @@ def test_hand_checked_scores_from_plain_lists() -> None:
     assert counts["nonproj_recall"] == (1, 2)
     assert counts["crossed_recall"] == (3, 4)
     assert counts["uas_nopunct"] == (10, 12)
+    assert counts["las"] == (10, 14) and counts["las_full"] == (8, 14)
+    assert "upos" not in counts and "clas" not in counts  # unreported / an F1 score
+    clas = scores.f1_counts["clas"]
+    assert (clas.correct, clas.gold, clas.predicted) == (9, 12, 12)
+    assert set(scores.f1_counts) == {"clas"}
 
 
 def test_hand_checked_breakdowns() -> None:
@@ -169,15 +191,15 @@ def test_hand_checked_breakdowns() -> None:
     assert list(buckets) == ["1-10", "11-20", "21-30", "31-40", "41+"]
     assert (buckets["1-10"].sentences, buckets["1-10"].words) == (3, 14)
     assert buckets["1-10"].uas == pytest.approx(100 * 11 / 14)
-    assert buckets["1-10"].las == pytest.approx(100 * 8 / 14)
+    assert buckets["1-10"].las == pytest.approx(100 * 10 / 14)  # CoNLL 2018 LAS
     assert buckets["11-20"].sentences == 0 and buckets["11-20"].uas is None
 
 
 def test_evaluate_files_matches_hand_checked_scores(example_files: tuple[Path, Path]) -> None:
     gold_path, pred_path = example_files
-    assert evaluate_files(gold_path, pred_path).to_dict() == pytest.approx(EXPECTED)
+    assert evaluate_files(gold_path, pred_path).to_dict() == pytest.approx(EXPECTED_FILES)
     assert evaluate(read_conllu(gold_path), read_conllu(pred_path)).to_dict() == pytest.approx(
-        EXPECTED
+        EXPECTED_FILES
     )
 
 
@@ -198,6 +220,11 @@ def test_undefined_scores_are_none() -> None:
 def test_accumulator_refuses_length_mismatch() -> None:
     with pytest.raises(ValueError, match="differ in length"):
         ScoreAccumulator().add([0, 1], ["root", "obj"], [0], ["root"], ["a", "b"])
+    tags = TagColumns(["X"], ["_"], ["_"])
+    with pytest.raises(ValueError, match="differ in length"):
+        ScoreAccumulator().add(
+            [0, 1], ["root", "obj"], [0, 1], ["root", "obj"], ["a", "b"], gold_tags=tags
+        )
 
 
 @pytest.mark.parametrize(
@@ -224,18 +251,32 @@ def test_universal_label() -> None:
     assert universal_label("acl:relcl:x") == "acl"
 
 
+def test_trainer_call_without_tags_still_works() -> None:
+    # The trainer calls add() positionally, without tag columns: tree scores and CLAS are
+    # reported, the tag scores, MLAS and BLEX are not.
+    acc = ScoreAccumulator()
+    acc.add([2, 0], ["nsubj:pass", "root"], [2, 0], ["nsubj", "root"], ["It", "works"])
+    scores = acc.result()
+    assert (scores.uas, scores.las, scores.las_full, scores.clas) == (100.0, 100.0, 50.0, 100.0)
+    for key in ("mlas", "blex", "upos", "xpos", "ufeats", "alltags", "lemmas"):
+        assert getattr(scores, key) is None, key
+
+
 @given(trees(max_words=10))
 def test_tree_against_itself_is_perfect(heads: list[int]) -> None:
-    deprels = ["dep"] * len(heads)
-    forms = [f"w{i}" for i in range(1, len(heads) + 1)]
+    n = len(heads)
+    deprels = ["dep", "det"] * (n // 2) + ["dep"] * (n % 2)
+    forms = [f"w{i}" for i in range(1, n + 1)]
+    tags = TagColumns(["NOUN"] * n, ["NN"] * n, ["Number=Sing"] * n, ["w"] * n)
     acc = ScoreAccumulator()
-    acc.add(heads, deprels, heads, deprels, forms)
+    acc.add(heads, deprels, heads, deprels, forms, gold_tags=tags, pred_tags=tags)
     scores = acc.result()
     for key in CORE_KEYS[:-2]:
         value = getattr(scores, key)
         # Only the non-projective and crossed scores can be undefined, and exactly when the
         # tree has no such arc.
         assert value == 100.0 or (value is None and key != "uas"), key
+    assert scores.mlas == scores.blex == 100.0
     assert (scores.nonproj_precision is None) == is_projective(heads)
     assert (scores.nonproj_recall is None) == is_projective(heads)
     assert (scores.crossed_recall is None) == is_projective(heads)
@@ -253,10 +294,16 @@ def test_score_relations(data: st.DataObject) -> None:
     acc = ScoreAccumulator()
     acc.add(gold, gold_deprels, pred, pred_deprels, forms)
     scores = acc.result()
-    assert scores.uas is not None and scores.las is not None
-    assert scores.las <= scores.las_universal <= scores.uas
-    # Crossed and uncrossed partition the scoring (non-punctuation) words.
     r = scores.ratios
+    assert scores.uas is not None and scores.las is not None
+    assert scores.las_full is not None
+    assert scores.las_full <= scores.las <= scores.uas
+    # Every label here is a content relation except punct, on both sides.
+    clas = scores.f1_counts["clas"]
+    assert clas.gold == sum(universal_label(d) != "punct" for d in gold_deprels)
+    assert clas.predicted == sum(universal_label(d) != "punct" for d in pred_deprels)
+    assert clas.correct <= r["las"].correct
+    # Crossed and uncrossed partition the scoring (non-punctuation) words.
     assert r["crossed_recall"].total + r["uncrossed_recall"].total == r["uas_nopunct"].total
     assert r["crossed_recall"].correct + r["uncrossed_recall"].correct == r["uas_nopunct"].correct
     assert (r["nonproj_precision"].total == 0) == is_projective(pred)
@@ -312,11 +359,13 @@ def test_cli_json_has_exactly_the_core_keys(
     result = json.loads(capsys.readouterr().out)
     assert list(result) == list(CORE_KEYS)
     assert set(result) == {
-        "uas", "las", "las_universal", "uas_nopunct", "las_nopunct", "exact_unlabeled",
-        "exact_labeled", "nonproj_precision", "nonproj_recall", "crossed_recall",
-        "uncrossed_recall", "words", "sentences",
+        "uas", "las", "las_full", "clas", "mlas", "blex", "upos", "xpos", "ufeats", "alltags",
+        "lemmas", "uas_nopunct", "las_nopunct", "exact_unlabeled", "exact_labeled",
+        "nonproj_precision", "nonproj_recall", "crossed_recall", "uncrossed_recall", "words",
+        "sentences",
     }  # fmt: skip
-    assert result == pytest.approx(EXPECTED)
+    assert result == pytest.approx(EXPECTED_FILES)
+    assert result["xpos"] is None and result["mlas"] is None
 
 
 def test_cli_json_verbose_adds_breakdowns(
@@ -330,8 +379,19 @@ def test_cli_json_verbose_adds_breakdowns(
         "per_length",
         "nonproj_labeled_precision",
         "nonproj_labeled_recall",
+        "f1_counts",
     }
     assert result["per_label"]["obl"]["recall"] is None
+    # MLAS is not reported (FEATS is "_" throughout the gold file), so it has no counts.
+    assert set(result["f1_counts"]) == {"clas", "blex"}
+    assert result["f1_counts"]["clas"] == {
+        "correct": 9,
+        "gold": 12,
+        "predicted": 12,
+        "precision": 75.0,
+        "recall": 75.0,
+        "f1": 75.0,
+    }
     assert result["per_length"]["1-10"]["sentences"] == 3
 
 
@@ -341,10 +401,15 @@ def test_cli_table(example_files: tuple[Path, Path], capsys: pytest.CaptureFixtu
     lines = capsys.readouterr().out.splitlines()
     rows = {line.split("  ")[0].strip(): line.split() for line in lines if line.strip()}
     assert rows["UAS"][1:] == ["78.57", "11", "/", "14"]
+    assert rows["LAS (CoNLL 2018: universal part of DEPREL)"][-4:] == ["71.43", "10", "/", "14"]
+    assert rows["LAS full labels"][-4:] == ["57.14", "8", "/", "14"]
+    assert rows["CLAS F1 (content words)"][-6:] == ["75.00", "9", "/", "12", "predicted", "12"]
+    assert rows["XPOS"] == ["XPOS", "n/a"]  # "_" throughout the gold file: no counts either
+    assert rows["UPOS"][1:] == ["100.00", "14", "/", "14"]
     assert rows["Non-proj. arcs precision"][-4:] == ["33.33", "1", "/", "3"]
     assert rows["Sentences"][-1] == "3"
     assert rows["nmod:poss"] == ["nmod:poss", "1", "0", "n/a", "0.00", "0.00"]
-    assert rows["1-10"] == ["1-10", "3", "14", "78.57", "57.14"]
+    assert rows["1-10"] == ["1-10", "3", "14", "78.57", "71.43"]
 
 
 def test_cli_subprocess(example_files: tuple[Path, Path]) -> None:

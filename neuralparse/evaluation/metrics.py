@@ -1,4 +1,5 @@
-"""Attachment scores and non-projectivity-aware metrics for dependency parses.
+"""Attachment scores, the CoNLL 2018 shared task metrics, and non-projectivity-aware metrics
+for dependency parses.
 
 Every score is a percentage (0-100, float) of a count of correct items over a count of
 eligible items. When nothing is eligible (denominator 0, e.g. no non-projective arc in the
@@ -6,14 +7,42 @@ predicted trees) the score is ``None`` in Python and ``null`` in JSON, never 0 a
 exception: "undefined" and "all wrong" are different facts (Gómez-Rodríguez & Nivre 2013 §5.2
 print "–" for the precision of a parser that outputs no non-projective arcs).
 
-Definitions (``n`` = words, i.e. syntactic words with integer CoNLL-U ids):
+Definitions (``n`` = words, i.e. syntactic words with integer CoNLL-U ids). The first group
+follows the CoNLL 2018 shared task (Zeman et al. 2018, "CoNLL 2018 Shared Task: Multilingual
+Parsing from Raw Text to Universal Dependencies"; the official scorer ``conll18_ud_eval.py``,
+https://universaldependencies.org/conll18/evaluation.html) for files with the same words (gold
+tokenization), where the scorer's word alignment is the identity; the constants and comparisons
+it fixes are in :mod:`neuralparse.evaluation.conll18`:
 
-- ``uas`` / ``las``: words with the correct head / correct head and the full DEPREL
-  (``nmod:poss`` vs ``nmod`` is wrong), over all words.
-- ``las_universal``: like ``las`` but labels are compared on the universal part before ``:``.
+- ``uas``: words with the correct head, over all words (punctuation included).
+- ``las``: words with the correct head and the correct *universal part* of DEPREL (the part
+  before ``:``, so ``nmod:poss`` vs ``nmod`` is right), over all words.
+- ``clas`` / ``mlas`` / ``blex``: F1 over content words, i.e. words whose universal relation is
+  one of :data:`~neuralparse.evaluation.conll18.CONTENT_DEPRELS` (not ``aux case cc clf cop det
+  mark punct``). Recall counts the gold content words, precision the words whose *predicted*
+  relation is a content relation, so even with gold tokenization F1 = ``2 * correct / (gold +
+  predicted)`` is not an accuracy. A gold content word is correct for ``clas`` when its head
+  and universal relation are correct; for ``mlas`` when moreover its UPOS and universal
+  features are correct and its functional children (relations ``aux case cc clf cop det
+  mark``) are the same words on both sides, each with the same universal relation, UPOS and
+  universal features; for ``blex`` when head, universal relation and LEMMA are correct.
+- ``upos`` / ``xpos``: words whose UPOS / XPOS string is correct. ``ufeats``: words whose FEATS
+  restricted to the universal features is correct (``Number=Sing|Typo=Yes`` equals
+  ``Number=Sing``; order is ignored). ``alltags``: UPOS, XPOS and universal FEATS all correct.
+  ``lemmas``: words whose LEMMA is correct, where a gold LEMMA ``_`` accepts any prediction (as
+  the scorer does).
+- A tag score is only reported (otherwise ``None``) when both sides supplied that column for
+  every sentence and the gold column is not ``_`` throughout; ``alltags`` needs UPOS, XPOS and
+  FEATS, ``mlas`` UPOS and FEATS, ``lemmas`` and ``blex`` LEMMA.
+
+The other scores:
+
+- ``las_full``: like ``las`` but on the full DEPREL (``nmod:poss`` vs ``nmod`` is wrong); this
+  was ``las`` before the CoNLL 2018 definition was adopted.
 - ``uas_nopunct`` / ``las_nopunct``: CoNLL-X convention (Buchholz & Marsi 2006): words whose
   gold FORM consists entirely of Unicode punctuation (every character's category starts with
   ``P``) are not scored. This uses the FORM, not UPOS, so it also works on files without tags.
+  ``las_nopunct`` compares full labels, as CoNLL-X did.
 - ``exact_unlabeled`` / ``exact_labeled``: sentences whose every word (punctuation included) has
   the correct head / head and full label.
 - ``nonproj_precision`` / ``nonproj_recall`` (Gómez-Rodríguez & Nivre 2013 §5.2): an arc
@@ -29,6 +58,8 @@ Definitions (``n`` = words, i.e. syntactic words with integer CoNLL-U ids):
   (root arcs included, §2), and each part gets its UAS. As in the paper, the scoring tokens are
   the CoNLL-X ones (punctuation excluded), so the two parts recombine into ``uas_nopunct``.
   Crossing is decided on the complete gold tree, punctuation arcs included.
+- Breakdowns: ``per_label`` is keyed by the full gold/predicted label and its ``las`` needs the
+  full label; ``per_length`` gives ``uas`` and ``las`` (CoNLL 2018, as above) by sentence length.
 
 :class:`ScoreAccumulator` takes one sentence at a time as plain lists (for the trainer);
 :func:`evaluate` and :func:`evaluate_files` compare two parsed files word by word and refuse
@@ -39,12 +70,22 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from neuralparse.errors import InputError
+from neuralparse.evaluation.conll18 import (
+    CONTENT_DEPRELS,
+    F1Counts,
+    TagColumns,
+    functional_children,
+    lemma_matches,
+    universal_features,
+    universal_label,
+)
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.io.sentence import UNSPECIFIED
 from neuralparse.trees.core import crossed_arcs, nonprojective_arcs
 
 #: Sentence-length buckets for the per-length breakdown: (low, high), both inclusive;
@@ -61,7 +102,15 @@ LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = (
 CORE_KEYS: tuple[str, ...] = (
     "uas",
     "las",
-    "las_universal",
+    "las_full",
+    "clas",
+    "mlas",
+    "blex",
+    "upos",
+    "xpos",
+    "ufeats",
+    "alltags",
+    "lemmas",
     "uas_nopunct",
     "las_nopunct",
     "exact_unlabeled",
@@ -74,15 +123,24 @@ CORE_KEYS: tuple[str, ...] = (
     "sentences",
 )
 
+#: The scores that need tag columns, and the :class:`TagColumns` fields each one needs.
+TAG_SCORE_COLUMNS: Mapping[str, tuple[str, ...]] = {
+    "upos": ("upos",),
+    "xpos": ("xpos",),
+    "ufeats": ("feats",),
+    "alltags": ("upos", "xpos", "feats"),
+    "lemmas": ("lemmas",),
+    "mlas": ("upos", "feats"),
+    "blex": ("lemmas",),
+}
+
+#: The CoNLL 2018 content-word scores, reported as F1 (see :class:`F1Counts`).
+F1_KEYS: tuple[str, ...] = ("clas", "mlas", "blex")
+
 
 def is_punctuation(form: str) -> bool:
     """CoNLL-X punctuation: a non-empty FORM made only of Unicode punctuation (category P*)."""
     return bool(form) and all(unicodedata.category(char).startswith("P") for char in form)
-
-
-def universal_label(deprel: str) -> str:
-    """The universal part of a UD relation: ``nmod:poss`` -> ``nmod``."""
-    return deprel.split(":", 1)[0]
 
 
 def percent(correct: int, total: int) -> float | None:
@@ -110,9 +168,10 @@ class Ratio:
 class LabelScores:
     """Per gold/predicted label figures for ``--verbose``.
 
-    ``precision`` / ``recall`` compare the label alone (words predicted with this label whose
-    gold label is the same, over predicted / gold words with this label); ``las`` is the
-    fraction of gold words with this label that got both the correct head and this label.
+    Labels are full DEPRELs (``nmod:poss`` and ``nmod`` are separate rows). ``precision`` /
+    ``recall`` compare the label alone (words predicted with this label whose gold label is the
+    same, over predicted / gold words with this label); ``las`` is the fraction of gold words
+    with this label that got both the correct head and this full label.
     """
 
     gold: int
@@ -133,7 +192,8 @@ class LabelScores:
 
 @dataclass(frozen=True)
 class LengthScores:
-    """Attachment scores of the sentences whose length falls in one bucket."""
+    """Attachment scores of the sentences whose length falls in one bucket; ``las`` is the
+    CoNLL 2018 LAS (universal part of DEPREL), so the buckets recombine into ``las``."""
 
     bucket: str
     sentences: int
@@ -149,12 +209,22 @@ class LengthScores:
 class Scores:
     """Result of an evaluation; see the module docstring for every definition.
 
-    ``ratios`` holds the (correct, total) counts behind each percentage, by metric name.
+    ``ratios`` holds the (correct, total) counts behind each reported percentage except the
+    content-word F1 scores, whose counts are in ``f1_counts``; neither holds a tag score that
+    is not reported (``None`` because a column is missing).
     """
 
     uas: float | None
     las: float | None
-    las_universal: float | None
+    las_full: float | None
+    clas: float | None
+    mlas: float | None
+    blex: float | None
+    upos: float | None
+    xpos: float | None
+    ufeats: float | None
+    alltags: float | None
+    lemmas: float | None
     uas_nopunct: float | None
     las_nopunct: float | None
     exact_unlabeled: float | None
@@ -168,16 +238,19 @@ class Scores:
     nonproj_labeled_precision: float | None
     nonproj_labeled_recall: float | None
     ratios: Mapping[str, Ratio] = field(default_factory=dict)
+    f1_counts: Mapping[str, F1Counts] = field(default_factory=dict)
     per_label: Mapping[str, LabelScores] = field(default_factory=dict)
     per_length: tuple[LengthScores, ...] = ()
 
     def to_dict(self, *, verbose: bool = False) -> dict[str, Any]:
         """The ``--json`` object: exactly :data:`CORE_KEYS`; ``verbose`` adds the labeled
-        non-projective scores, ``per_label`` (by label) and ``per_length`` (by bucket)."""
+        non-projective scores, ``f1_counts`` (counts, precision, recall and F1 of each reported
+        content-word score), ``per_label`` (by label) and ``per_length`` (by bucket)."""
         result: dict[str, Any] = {key: getattr(self, key) for key in CORE_KEYS}
         if verbose:
             result["nonproj_labeled_precision"] = self.nonproj_labeled_precision
             result["nonproj_labeled_recall"] = self.nonproj_labeled_recall
+            result["f1_counts"] = {key: counts.to_dict() for key, counts in self.f1_counts.items()}
             result["per_label"] = {label: s.to_dict() for label, s in self.per_label.items()}
             result["per_length"] = {s.bucket: s.to_dict() for s in self.per_length}
         return result
@@ -209,6 +282,48 @@ class _LengthCounts:
     labeled: Ratio = field(default_factory=Ratio)
 
 
+@dataclass(frozen=True)
+class _Side:
+    """One side's tree and tag columns, normalized as the CoNLL 2018 scorer compares them:
+    universal relations and universal features."""
+
+    heads: Sequence[int]
+    relations: list[str]
+    tags: TagColumns | None
+    features: list[str]  # empty without tags
+
+    @classmethod
+    def of(cls, heads: Sequence[int], deprels: Sequence[str], tags: TagColumns | None) -> _Side:
+        relations = [universal_label(deprel) for deprel in deprels]
+        features = [] if tags is None else [universal_features(f) for f in tags.feats]
+        return cls(heads, relations, tags, features)
+
+
+def _morphology_matches(gold: _Side, pred: _Side) -> list[bool] | None:
+    """Per word, what MLAS checks beyond CLAS: UPOS, universal features and the functional
+    children all equal on both sides; ``None`` when a side has no tag columns."""
+    if gold.tags is None or pred.tags is None:
+        return None
+    gold_children = functional_children(gold.heads, gold.relations, gold.tags.upos, gold.features)
+    pred_children = functional_children(pred.heads, pred.relations, pred.tags.upos, pred.features)
+    return [
+        gold.tags.upos[i] == pred.tags.upos[i]
+        and gold.features[i] == pred.features[i]
+        and gold_children[i] == pred_children[i]
+        for i in range(len(gold.heads))
+    ]
+
+
+def _lemma_matches(gold: _Side, pred: _Side) -> list[bool] | None:
+    """Per word, whether the LEMMA counts as correct; ``None`` when a side has no lemmas."""
+    if gold.tags is None or pred.tags is None:
+        return None
+    gold_lemmas, pred_lemmas = gold.tags.lemmas, pred.tags.lemmas
+    if gold_lemmas is None or pred_lemmas is None:
+        return None
+    return [lemma_matches(g, p) for g, p in zip(gold_lemmas, pred_lemmas, strict=True)]
+
+
 @dataclass
 class ScoreAccumulator:
     """Counts for the scores of :class:`Scores`, fed one sentence at a time.
@@ -219,11 +334,21 @@ class ScoreAccumulator:
         for gold, pred in pairs:
             acc.add(gold.heads, gold.deprels, pred_heads, pred_deprels, gold.forms)
         scores = acc.result()
+
+    The tag scores, MLAS and BLEX also need the keyword arguments ``gold_tags`` and
+    ``pred_tags``; a column that either side did not supply for some sentence, or that is ``_``
+    throughout the gold side, leaves the scores that need it unreported
+    (:data:`TAG_SCORE_COLUMNS`).
     """
 
     uas: Ratio = field(default_factory=Ratio)
     las: Ratio = field(default_factory=Ratio)
-    las_universal: Ratio = field(default_factory=Ratio)
+    las_full: Ratio = field(default_factory=Ratio)
+    upos: Ratio = field(default_factory=Ratio)
+    xpos: Ratio = field(default_factory=Ratio)
+    ufeats: Ratio = field(default_factory=Ratio)
+    alltags: Ratio = field(default_factory=Ratio)
+    lemmas: Ratio = field(default_factory=Ratio)
     uas_nopunct: Ratio = field(default_factory=Ratio)
     las_nopunct: Ratio = field(default_factory=Ratio)
     exact_unlabeled: Ratio = field(default_factory=Ratio)
@@ -234,10 +359,17 @@ class ScoreAccumulator:
     nonproj_labeled_recall: Ratio = field(default_factory=Ratio)
     crossed_recall: Ratio = field(default_factory=Ratio)
     uncrossed_recall: Ratio = field(default_factory=Ratio)
+    clas: F1Counts = field(default_factory=F1Counts)
+    mlas: F1Counts = field(default_factory=F1Counts)
+    blex: F1Counts = field(default_factory=F1Counts)
     labels: dict[str, _LabelCounts] = field(default_factory=dict)
     lengths: list[_LengthCounts] = field(
         default_factory=lambda: [_LengthCounts() for _ in LENGTH_BUCKETS]
     )
+    #: :class:`TagColumns` fields with a gold value other than ``_`` in some sentence.
+    annotated_columns: set[str] = field(default_factory=set)
+    #: :class:`TagColumns` fields that the gold or predicted side lacked for some sentence.
+    missing_columns: set[str] = field(default_factory=set)
 
     def add(
         self,
@@ -246,35 +378,43 @@ class ScoreAccumulator:
         pred_heads: Sequence[int],
         pred_deprels: Sequence[str],
         forms: Sequence[str],
+        *,
+        gold_tags: TagColumns | None = None,
+        pred_tags: TagColumns | None = None,
     ) -> None:
         """Score one sentence; ``forms`` are the gold forms (they decide punctuation).
 
         Both trees must be well-formed (the non-projectivity metrics need dominance).
+        ``gold_tags`` / ``pred_tags`` are the tag columns of each side, for the tag scores,
+        MLAS and BLEX.
         """
         n = len(gold_heads)
-        lengths = {len(gold_deprels), len(pred_heads), len(pred_deprels), len(forms)}
-        if lengths != {n}:
+        lengths = [n, len(gold_deprels), len(pred_heads), len(pred_deprels), len(forms)]
+        lengths += [len(tags) for tags in (gold_tags, pred_tags) if tags is not None]
+        if set(lengths) != {n}:
             raise ValueError(
-                "gold heads/deprels, predicted heads/deprels and forms differ in length: "
-                f"{[n, len(gold_deprels), len(pred_heads), len(pred_deprels), len(forms)]}"
+                "gold heads/deprels, predicted heads/deprels, forms and tag columns differ in "
+                f"length: {lengths}"
             )
+        gold = _Side.of(gold_heads, gold_deprels, gold_tags)
+        pred = _Side.of(pred_heads, pred_deprels, pred_tags)
         gold_nonproj = nonprojective_arcs(gold_heads)
         pred_nonproj = nonprojective_arcs(pred_heads)
         gold_crossed = crossed_arcs(gold_heads)
         bucket = self.lengths[_bucket_index(n)]  # raises ValueError for an empty sentence
+        attached: list[bool] = []  # head and universal relation correct: the CoNLL 2018 LAS
         all_attached = all_labeled = True
         for word in range(1, n + 1):
             gold_label, pred_label = gold_deprels[word - 1], pred_deprels[word - 1]
             head_ok = gold_heads[word - 1] == pred_heads[word - 1]
-            label_ok = gold_label == pred_label
-            labeled_ok = head_ok and label_ok
+            labeled_ok = head_ok and gold_label == pred_label
+            universal_ok = head_ok and gold.relations[word - 1] == pred.relations[word - 1]
+            attached.append(universal_ok)
             all_attached &= head_ok
             all_labeled &= labeled_ok
             self.uas.add(head_ok)
-            self.las.add(labeled_ok)
-            self.las_universal.add(
-                head_ok and universal_label(gold_label) == universal_label(pred_label)
-            )
+            self.las.add(universal_ok)
+            self.las_full.add(labeled_ok)
             if not is_punctuation(forms[word - 1]):
                 self.uas_nopunct.add(head_ok)
                 self.las_nopunct.add(labeled_ok)
@@ -288,10 +428,54 @@ class ScoreAccumulator:
                 self.nonproj_labeled_recall.add(labeled_ok)
             self._add_label(gold_label, pred_label, labeled_ok)
             bucket.unlabeled.add(head_ok)
-            bucket.labeled.add(labeled_ok)
+            bucket.labeled.add(universal_ok)
         self.exact_unlabeled.add(all_attached)
         self.exact_labeled.add(all_labeled)
         bucket.sentences += 1
+        self._note_columns(gold_tags, pred_tags)
+        lemmas_ok = _lemma_matches(gold, pred)
+        self._add_tags(gold, pred, lemmas_ok)
+        self._add_content_words(gold, pred, attached, lemmas_ok)
+
+    def _note_columns(self, gold_tags: TagColumns | None, pred_tags: TagColumns | None) -> None:
+        """Record which tag columns this sentence supplied and which the gold side annotates."""
+        for column in ("upos", "xpos", "feats", "lemmas"):
+            gold_values = None if gold_tags is None else getattr(gold_tags, column)
+            pred_values = None if pred_tags is None else getattr(pred_tags, column)
+            if gold_values is None or pred_values is None:
+                self.missing_columns.add(column)
+            elif any(value != UNSPECIFIED for value in gold_values):
+                self.annotated_columns.add(column)
+
+    def _add_tags(self, gold: _Side, pred: _Side, lemmas_ok: list[bool] | None) -> None:
+        """UPOS, XPOS, UFeats and AllTags of every word when both sides have tags; Lemmas
+        when both have lemmas."""
+        if gold.tags is not None and pred.tags is not None:
+            for word in range(len(gold.heads)):
+                upos_ok = gold.tags.upos[word] == pred.tags.upos[word]
+                xpos_ok = gold.tags.xpos[word] == pred.tags.xpos[word]
+                ufeats_ok = gold.features[word] == pred.features[word]
+                self.upos.add(upos_ok)
+                self.xpos.add(xpos_ok)
+                self.ufeats.add(ufeats_ok)
+                self.alltags.add(upos_ok and xpos_ok and ufeats_ok)
+        for lemma_ok in lemmas_ok or ():
+            self.lemmas.add(lemma_ok)
+
+    def _add_content_words(
+        self, gold: _Side, pred: _Side, attached: list[bool], lemmas_ok: list[bool] | None
+    ) -> None:
+        """CLAS of every word; MLAS when both sides have tags, BLEX when both have lemmas."""
+        morphology_ok = _morphology_matches(gold, pred)
+        for word, is_attached in enumerate(attached):
+            in_gold = gold.relations[word] in CONTENT_DEPRELS
+            in_pred = pred.relations[word] in CONTENT_DEPRELS
+            clas_ok = in_gold and is_attached
+            self.clas.add(in_gold, in_pred, clas_ok)
+            if morphology_ok is not None:
+                self.mlas.add(in_gold, in_pred, clas_ok and morphology_ok[word])
+            if lemmas_ok is not None:
+                self.blex.add(in_gold, in_pred, clas_ok and lemmas_ok[word])
 
     def _add_label(self, gold_label: str, pred_label: str, labeled_ok: bool) -> None:
         gold_counts = self.labels.setdefault(gold_label, _LabelCounts())
@@ -301,13 +485,22 @@ class ScoreAccumulator:
             gold_counts.label_match += 1
             gold_counts.attached += int(labeled_ok)
 
+    def reported(self, key: str) -> bool:
+        """Whether the score ``key`` is reported: always, except for a score that needs a tag
+        column which is missing on a side or ``_`` throughout the gold side."""
+        return all(
+            column in self.annotated_columns and column not in self.missing_columns
+            for column in TAG_SCORE_COLUMNS.get(key, ())
+        )
+
     def result(self) -> Scores:
         """The percentages of everything added so far."""
         ratios = {
             name: Ratio(ratio.correct, ratio.total)
             for name, ratio in vars(self).items()
-            if isinstance(ratio, Ratio)
+            if isinstance(ratio, Ratio) and self.reported(name)
         }
+        f1_counts = {name: replace(getattr(self, name)) for name in F1_KEYS if self.reported(name)}
         per_label = {
             label: LabelScores(
                 gold=counts.gold,
@@ -328,10 +521,25 @@ class ScoreAccumulator:
             )
             for (low, high), counts in zip(LENGTH_BUCKETS, self.lengths, strict=True)
         )
+
+        def accuracy(name: str) -> float | None:
+            return ratios[name].percent if name in ratios else None
+
+        def f1(name: str) -> float | None:
+            return f1_counts[name].f1 if name in f1_counts else None
+
         return Scores(
             uas=self.uas.percent,
             las=self.las.percent,
-            las_universal=self.las_universal.percent,
+            las_full=self.las_full.percent,
+            clas=f1("clas"),
+            mlas=f1("mlas"),
+            blex=f1("blex"),
+            upos=accuracy("upos"),
+            xpos=accuracy("xpos"),
+            ufeats=accuracy("ufeats"),
+            alltags=accuracy("alltags"),
+            lemmas=accuracy("lemmas"),
             uas_nopunct=self.uas_nopunct.percent,
             las_nopunct=self.las_nopunct.percent,
             exact_unlabeled=self.exact_unlabeled.percent,
@@ -345,6 +553,7 @@ class ScoreAccumulator:
             nonproj_labeled_precision=self.nonproj_labeled_precision.percent,
             nonproj_labeled_recall=self.nonproj_labeled_recall.percent,
             ratios=ratios,
+            f1_counts=f1_counts,
             per_label=per_label,
             per_length=per_length,
         )
@@ -399,8 +608,14 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
         )
 
 
+def tag_columns(sentence: Sentence) -> TagColumns:
+    """The UPOS, XPOS, FEATS and LEMMA columns of a sentence."""
+    return TagColumns(sentence.upos, sentence.xpos, sentence.feats, sentence.lemmas)
+
+
 def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> Scores:
-    """Score predicted sentences against gold ones (same sentences, same words, same order)."""
+    """Score predicted sentences against gold ones (same sentences, same words, same order),
+    tag columns included."""
     check_aligned(gold, pred)
     accumulator = ScoreAccumulator()
     for gold_sentence, pred_sentence in zip(gold, pred, strict=True):
@@ -410,6 +625,8 @@ def evaluate(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> Scores:
             pred_sentence.heads,
             pred_sentence.deprels,
             gold_sentence.forms,
+            gold_tags=tag_columns(gold_sentence),
+            pred_tags=tag_columns(pred_sentence),
         )
     return accumulator.result()
 
