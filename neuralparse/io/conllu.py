@@ -246,6 +246,9 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
         word_lines=tuple(word_lines),
         heads=tuple(heads) if heads is not None else (None,) * n,
         deprels=tuple(deprels),
+        upos=tuple(upos),
+        xpos=tuple(xpos),
+        feats=tuple(feats),
     )
     return Sentence(
         forms=forms,
