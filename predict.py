@@ -2,11 +2,13 @@
 
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
-        [input_format=auto|conllu|text] [lenient=true] [progress=false] [threads=N]
-        [cuda_graphs=false]
+        [input_format=auto|conllu|text] [tags=auto|predict|keep] [lenient=true]
+        [progress=false] [threads=N] [cuda_graphs=false]
 
-``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL;
-plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U.  The input
+``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL and
+the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells);
+plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U with the
+model's tags.  The input
 is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded.
 ``torchrun --nproc_per_node=N predict.py ...`` shards each chunk across the ranks and rank 0
 writes one output in input order.  Exit status 2 on bad input or a bad checkpoint.
@@ -41,6 +43,9 @@ class PredictConfig:
     output: str = "-"
     input_format: str = "auto"
     """auto (from the first lines), conllu or text."""
+    tags: str = "auto"
+    """UPOS/XPOS/FEATS of the output: auto (fill the empty ones with the model's
+    predictions), predict (overwrite all) or keep (as given)."""
     lenient: bool = False
     """Skip malformed CoNLL-U sentences (counted in the final message) instead of failing."""
     device: str = "auto"
@@ -86,6 +91,7 @@ def main(cfg: DictConfig) -> None:
             beam_batch_tokens=cfg.beam_batch_tokens,
             chunk_size=cfg.chunk_size,
             cuda_graphs=cfg.cuda_graphs,
+            tags=cfg.tags,
         )
         device = resolve_device(cfg.device)
         parser = load_parser(cfg.checkpoint, device)

@@ -71,7 +71,7 @@ class Parser:
         """Load ``checkpoint.pt`` on ``device`` (``cpu``, ``cuda``, ``cuda:1`` or ``auto``);
         ``options`` are :class:`~neuralparse.prediction.PredictOptions` fields (``search``,
         ``beam_size``, ``batch_size``, ``batch_tokens``, ``beam_batch_tokens``, ``chunk_size``,
-        ``cuda_graphs``)."""
+        ``cuda_graphs``, ``tags``)."""
         device = resolve_device(device) if isinstance(device, str) else torch.device(device)
         return cls(load_parser(path, device), device, PredictOptions(**options))
 
@@ -109,8 +109,11 @@ class Parser:
         return PredictOptions(**{**vars(self.options), **overrides})
 
     def parse(self, sentences: Iterable[SentenceLike], **options: Any) -> list[Sentence]:
-        """Parsed :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
-        ``to_conllu()``), in input order.  ``options`` override the decoding options."""
+        """Parsed and tagged :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
+        ``upos``, ``xpos``, ``feats``, ``to_conllu()``), in input order.  ``options`` override
+        the decoding options; ``tags="auto"`` (the default) fills the tags a sentence leaves
+        empty with the model's predictions, ``"predict"`` overwrites them, ``"keep"`` keeps
+        them."""
         items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
         return list(predict_stream(self.loaded, items, self._options(options), device=self.device))
 
@@ -137,9 +140,25 @@ class Parser:
             progress=progress,
         )
 
-    def evaluate(self, gold: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
+    def evaluate(
+        self, gold: str | os.PathLike[str], *, untagged: bool = False, **options: Any
+    ) -> dict[str, Any]:
         """Parse the words of a gold CoNLL-U file and score the result against it: the
-        evaluation module's metrics (percentages, see :mod:`neuralparse.evaluation`)."""
+        evaluation module's metrics (CoNLL 2018 definitions, percentages; see
+        :mod:`neuralparse.evaluation`).  A tagging model's tags are its own predictions
+        (UPOS, XPOS, UFeats, AllTags); a gold-tag model predicts none, so those are ``None``.
+        ``untagged=True`` parses the words with UPOS/XPOS/FEATS blanked, as text that nobody
+        tagged comes."""
         gold_sentences = read_conllu(Path(gold) if not isinstance(gold, Path) else gold)
-        predicted = self.parse(gold_sentences, **options)
-        return evaluate(gold_sentences, predicted).to_dict()
+        given = gold_sentences
+        if untagged:
+            given = [
+                s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s), feats=["_"] * len(s))
+                for s in gold_sentences
+            ]
+        tagging = bool(self.model.tagged_columns)
+        options.setdefault("tags", "predict" if tagging else "keep")
+        scores = evaluate(gold_sentences, self.parse(given, **options)).to_dict()
+        if not tagging:  # the output's tags are the input's, not the model's
+            scores.update(dict.fromkeys(("upos", "xpos", "ufeats", "alltags", "mlas")))
+        return scores

@@ -57,12 +57,28 @@ class SystemConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+TAG_INPUTS = ("none", "soft", "predicted", "gold")
+"""How tag information reaches the transition scorer (:attr:`ModelConfig.tag_input`)."""
+
+
 @dataclass
 class ModelConfig:
-    """Encoder and scorer sizes (Kiperwasser & Goldberg 2016 §3-4, with a character model).
+    """Encoder, tagger and scorer sizes (Kiperwasser & Goldberg 2016 §3-4, with a character
+    model and tagging heads on the shared encoder).
 
-    Each input feature (`use_*`) is used only when enabled *and* the training data has that
-    column (not all `_`).
+    Each tag column (`use_upos`, `use_xpos`, `use_feats`) is used only when enabled *and* the
+    training data has that column (not all `_`).  What "used" means depends on `tag_input`:
+
+    - `none` (the default): the columns are *predicted* by tagging heads on the BiLSTM
+      (`tagger_layer`), trained jointly with the transition scorer; the parser reads the
+      shared encoder alone and never the input's tags.
+    - `soft`: as `none`, and the layers above `tagger_layer` also read each head's tag
+      distribution (probabilities times a tag embedding matrix).
+    - `predicted`: as `none`, and the layers above `tagger_layer` read the embedding of each
+      head's best tag; in training a word's gold tag is used instead with probability
+      `gold_tag_rate` (so the upper layers learn from both).
+    - `gold`: the input's UPOS/XPOS/FEATS are embedded as inputs of the encoder and there are
+      no tagging heads: accurate on gold-tagged files only (the `gold_tags` preset).
     """
 
     word_dim: int = 100
@@ -87,6 +103,58 @@ class ModelConfig:
     """Per direction; the BiLSTM vectors have twice this size."""
     mlp_hidden: int = 256
     dropout: float = 0.33
+    tag_input: str = "none"
+    """none, soft, predicted or gold (see the class docstring)."""
+    tagger_layer: int = 1
+    """The BiLSTM layer (1 = lowest) whose output the tagging heads read; with `soft` or
+    `predicted` it must be below the top layer, which then reads the tags."""
+    upos_loss_weight: float = 1.0
+    """Weight of the UPOS head's cross-entropy in the training loss (0: no UPOS head)."""
+    xpos_loss_weight: float = 1.0
+    """Weight of the XPOS head's cross-entropy (0: no XPOS head)."""
+    feats_loss_weight: float = 1.0
+    """Weight of the FEATS head's cross-entropy (0: no FEATS head); the whole FEATS string of a
+    word is one class."""
+    gold_tag_rate: float = 0.5
+    """With `tag_input=predicted`: the probability that a training word's upper layers read
+    its gold tag instead of the predicted one."""
+
+    def __post_init__(self) -> None:
+        from neuralparse.errors import InputError
+
+        if self.tag_input not in TAG_INPUTS:
+            raise InputError(f"model.tag_input={self.tag_input!r}; expected one of {TAG_INPUTS}")
+        if not 1 <= self.tagger_layer <= self.lstm_layers:
+            raise InputError(
+                f"model.tagger_layer={self.tagger_layer} is not a layer of the "
+                f"{self.lstm_layers}-layer BiLSTM"
+            )
+        if self.tag_input in ("soft", "predicted") and self.tagger_layer == self.lstm_layers:
+            raise InputError(
+                f"model.tag_input={self.tag_input} feeds the tags to the layers above "
+                f"model.tagger_layer, which must be below the top layer ({self.lstm_layers})"
+            )
+        weights = (self.upos_loss_weight, self.xpos_loss_weight, self.feats_loss_weight)
+        if min(weights) < 0:
+            raise InputError("tag loss weights must not be negative")
+        if not 0.0 <= self.gold_tag_rate <= 1.0:
+            raise InputError(f"model.gold_tag_rate={self.gold_tag_rate} is not a probability")
+
+    @property
+    def reads_gold_tags(self) -> bool:
+        """Whether the encoder reads the input's tag columns (the `gold` setting)."""
+        return self.tag_input == "gold"
+
+    def tagged_columns(self) -> tuple[str, ...]:
+        """The columns this configuration gives a tagging head (before looking at the data)."""
+        if self.reads_gold_tags:
+            return ()
+        wanted = {
+            "upos": self.use_upos and self.upos_loss_weight > 0,
+            "xpos": self.use_xpos and self.xpos_loss_weight > 0,
+            "feats": self.use_feats and self.feats_loss_weight > 0,
+        }
+        return tuple(name for name, used in wanted.items() if used)
 
     @classmethod
     def coerce(cls, node: Any) -> ModelConfig:
@@ -107,7 +175,11 @@ class ModelConfig:
 class TrainerConfig:
     """Optimisation and the training loop."""
 
-    max_epochs: int = 15
+    max_epochs: int = 300
+    """A budget, not a schedule: training normally ends by ``patience`` long before."""
+    max_updates: int | None = None
+    """Stop after the epoch in which this many optimizer steps have been taken (None: no
+    limit).  Counted in updates, so small and large treebanks get comparable budgets."""
     batch_tokens: int = 1000
     """Sentences per batch are chosen so that a batch holds about this many words."""
     eval_batch_tokens: int = 8000
@@ -115,8 +187,9 @@ class TrainerConfig:
     betas: tuple[float, float] = (0.9, 0.9)
     weight_decay: float = 0.0
     clip_norm: float = 5.0
-    patience: int = 5
-    """Stop after this many epochs without a better dev LAS."""
+    patience: int = 10
+    """Stop after this many epochs without a better dev LAS (early stopping: the normal way
+    for training to end)."""
     threads: int | None = 1
     """torch intra-op threads (None: torch's default, all cores).  One thread is the default:
     the step is made of many small operations that gain little from a second thread, and

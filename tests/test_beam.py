@@ -17,9 +17,12 @@ from neuralparse.systems import TransitionSystem, get_system
 from neuralparse.trees.core import check_tree
 from tests.parser_fixtures import LABELS, available_systems, make_corpus, make_sentence
 
+# Search does not depend on how the encoder gets its tags; the gold-tag encoder keeps the
+# random draws that the seeds below were chosen with (greedy suboptimal on some sentences).
 TINY = ModelConfig(
     word_dim=8, use_chars=False, upos_dim=4, use_xpos=False, feats_dim=4,
     lstm_layers=1, lstm_hidden=8, mlp_hidden=8, dropout=0.0, word_dropout=0.0,
+    tag_input="gold",
 )  # fmt: skip
 
 # Float32 action scores of the same configuration can differ in the last bits between batch

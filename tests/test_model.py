@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neuralparse.config import ModelConfig
+from neuralparse.config import TAG_INPUTS, ModelConfig
+from neuralparse.errors import InputError
 from neuralparse.model import (
     PAD_INDEX,
     UNK_INDEX,
@@ -18,6 +22,7 @@ from neuralparse.model import (
     mask_illegal,
     normalize_form,
 )
+from neuralparse.model.vocab import vocabularies_for
 from neuralparse.training.examples import pack_mask, unpack_mask
 from tests.parser_fixtures import make_corpus
 
@@ -72,26 +77,94 @@ def test_encoded_corpus_batch_matches_sentences() -> None:
             assert chars[: len(form)] == vocabs.chars.encode(list(form))
 
 
-def _model(n_actions: int = 7, config: ModelConfig = SMALL) -> tuple[ParserModel, EncodedCorpus]:
-    corpus = make_corpus(8, seed=3)
-    vocabs = build_vocabularies(corpus, min_word_count=1)
+def _model(
+    n_actions: int = 7, config: ModelConfig = SMALL, seed: int = 3
+) -> tuple[ParserModel, EncodedCorpus]:
+    corpus = make_corpus(8, seed=seed)
+    vocabs = vocabularies_for(corpus, dataclasses.replace(config, min_word_count=1))
     torch.manual_seed(0)
     model = ParserModel(vocabs, config, n_features=4, n_actions=n_actions)
     return model.eval(), EncodedCorpus.build(corpus, vocabs)
 
 
-def test_encoder_shapes_and_padding_invariance() -> None:
-    model, encoded = _model()
+@pytest.mark.parametrize("tag_input", TAG_INPUTS)
+def test_encoder_shapes_and_padding_invariance(tag_input: str) -> None:
+    config = dataclasses.replace(SMALL, tag_input=tag_input)
+    model, encoded = _model(config=config)
     ids = torch.arange(len(encoded))
     batch = encoded.batch(ids)
-    out = model.encoder(batch)
+    out, tag_scores = model.encoder(batch)
     width = int(encoded.lengths.max()) + 1
     assert out.shape == (len(ids), width, 2 * SMALL.lstm_hidden)
+    if tag_input == "gold":
+        assert tag_scores == {} and model.tagged_columns == ()
+    else:  # the generated corpus has UPOS and FEATS, no XPOS
+        assert model.tagged_columns == ("upos", "feats")
+        for column, scores in tag_scores.items():
+            assert scores.shape == (len(ids), width, model.encoder.taggers[column].out_features)
     # A sentence encodes the same alone as inside a padded batch (packed sequences).
     for i in ids.tolist():
-        alone = model.encoder(encoded.batch(torch.tensor([i])))
+        alone, alone_tags = model.encoder(encoded.batch(torch.tensor([i])))
         n = int(encoded.lengths[i]) + 1
         torch.testing.assert_close(alone[0, :n], out[i, :n], atol=1e-5, rtol=1e-4)
+        for column, scores in alone_tags.items():
+            torch.testing.assert_close(
+                scores[0, :n], tag_scores[column][i, :n], atol=1e-5, rtol=1e-4
+            )
+
+
+@pytest.mark.parametrize("tag_input", TAG_INPUTS)
+def test_only_the_gold_tag_model_reads_the_input_tags(tag_input: str) -> None:
+    model, encoded = _model(config=dataclasses.replace(SMALL, tag_input=tag_input))
+    batch = encoded.batch(torch.arange(len(encoded)))
+    before, before_tags = model.encoder(batch)
+    # The input's tags blanked, as in text that nobody tagged.
+    batch.upos = torch.where(batch.upos != PAD_INDEX, UNK_INDEX, PAD_INDEX)
+    for name in ("feats", "feats_classes"):
+        values = getattr(batch, name)
+        if values is not None:
+            setattr(batch, name, torch.where(values != PAD_INDEX, UNK_INDEX, PAD_INDEX))
+    after, after_tags = model.encoder(batch)
+    if tag_input == "gold":
+        assert not torch.allclose(before, after)
+    else:
+        torch.testing.assert_close(before, after)
+        for column in before_tags:
+            torch.testing.assert_close(before_tags[column], after_tags[column])
+
+
+def test_predicted_tags_mix_in_gold_tags_in_training_only() -> None:
+    config = dataclasses.replace(SMALL, tag_input="predicted", gold_tag_rate=1.0)
+    model, encoded = _model(config=config)
+    batch = encoded.batch(torch.arange(len(encoded)))
+    scrambled = dataclasses.replace(batch, upos=torch.where(batch.upos > 1, 2, batch.upos))
+    model.train()  # dropout 0: training differs from evaluation only by the gold tags
+    torch.testing.assert_close(model.encoder(batch)[1]["upos"], model.encoder(scrambled)[1]["upos"])
+    assert not torch.allclose(model.encoder(batch)[0], model.encoder(scrambled)[0])
+    model.eval()
+    torch.testing.assert_close(model.encoder(batch)[0], model.encoder(scrambled)[0])
+
+
+def test_best_tags_never_predict_padding_or_unknown() -> None:
+    model, encoded = _model()
+    _, tag_scores = model.encode_and_tag(encoded.batch(torch.arange(3)))
+    tag_scores["upos"][..., :2] = 1e9  # padding and unknown score highest
+    assert (model.best_tags(tag_scores)["upos"] >= 2).all()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"tag_input": "silver"}, "tag_input"),
+        ({"tag_input": "soft", "tagger_layer": 2}, "below the top layer"),
+        ({"tagger_layer": 3}, "not a layer"),
+        ({"gold_tag_rate": 1.5}, "probability"),
+        ({"upos_loss_weight": -1.0}, "negative"),
+    ],
+)
+def test_bad_tagger_configurations_are_refused(changes: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        dataclasses.replace(SMALL, **changes)
 
 
 def test_unknown_words_still_get_character_vectors() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from neuralparse.training.trainer import (
     train,
 )
 from neuralparse.training.transforms import prepare_trees
-from tests.parser_fixtures import available_systems, make_corpus, write_corpus
+from tests.parser_fixtures import UPOS, available_systems, make_corpus, write_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -54,8 +55,20 @@ def in_class_corpus(system_name: str, count: int, seed: int) -> list:
     return chosen + make_corpus(count - len(chosen), seed=seed + 1)
 
 
+def learnable_tags(sentences: list) -> list:
+    """The sentences with UPOS and FEATS a function of the form (the generated ones are random,
+    which no tagger can learn)."""
+    tagged = []
+    for s in sentences:
+        upos = [UPOS[int(form[1:]) % len(UPOS)] for form in s.forms]
+        feats = ["Number=Sing" if tag == "NOUN" else "_" for tag in upos]
+        tagged.append(dataclasses.replace(s, upos=upos, feats=feats))
+    return tagged
+
+
 def tiny_config(tmp_path: Path, sentences: list, system: str = "arc_eager", **trainer) -> object:
-    train_file = write_corpus(tmp_path / "train.conllu", sentences)
+    """A small joint model on ``sentences`` (train = dev), tags made learnable."""
+    train_file = write_corpus(tmp_path / "train.conllu", learnable_tags(sentences))
     cfg = OmegaConf.structured(TrainConfig)
     cfg.data.treebank = None
     cfg.data.train = str(train_file)
@@ -148,7 +161,7 @@ def test_loss_decreases(tmp_path: Path) -> None:
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     ids = data.examples.usable()
     losses = []
-    for _ in range(15):
+    for _ in range(40):  # the loss of the transitions plus that of the UPOS and FEATS heads
         loss, words = loss_on_batch(model, data.train_corpus, data.examples, ids, CPU)
         optimizer.zero_grad()
         loss.backward()
@@ -177,7 +190,7 @@ def test_tiny_model_overfits_twenty_sentences(tmp_path: Path, system_name: str) 
         optimizer.step()
         if step % 25 == 0:
             scores = evaluate_parser(
-                model, data.system, data.dev_corpus, data.dev_sentences,
+                model, data.system, data.dev_corpus, data.dev_sentences, data.vocabs,
                 batch_tokens=10_000, device=CPU,
             )  # fmt: skip
             uas = scores["uas"]
@@ -193,7 +206,10 @@ def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> 
     result = train(cfg, tmp_path / "run")
     lines = (tmp_path / "run" / METRICS_NAME).read_text().splitlines()
     records = [json.loads(line) for line in lines]
-    assert [r["epoch"] for r in records] == [1, 2, 3]
+    assert [r.get("epoch") for r in records] == [1, 2, 3, None]
+    assert records[-1]["stopped"] == "max_epochs (3) reached"
+    assert records[-1]["best_epoch"] == result.best_epoch
+    records = records[:3]
     assert result.best_las == max(r["dev"]["las"] for r in records)
     checkpoint = tmp_path / "run" / CHECKPOINT_NAME
     # Plain data only: the safe loader reads it.
@@ -203,10 +219,11 @@ def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> 
     loaded = load_parser(checkpoint)
     data = prepare(cfg)
     scores = evaluate_parser(
-        loaded.model, loaded.system, data.dev_corpus, data.dev_sentences,
+        loaded.model, loaded.system, data.dev_corpus, data.dev_sentences, loaded.vocabs,
         batch_tokens=1000, device=CPU,
     )  # fmt: skip
     assert scores["las"] == result.best_las and scores["uas"] == raw["dev_metrics"]["uas"]
+    assert scores["upos"] == raw["dev_metrics"]["upos"] and scores["upos"] is not None
 
 
 def test_save_load_round_trip_predicts_identically(tmp_path: Path) -> None:
@@ -340,9 +357,11 @@ def test_hydra_smoke_run(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     assert (run_dir / CHECKPOINT_NAME).is_file()
     records = [json.loads(x) for x in (run_dir / METRICS_NAME).read_text().splitlines()]
-    assert [r.get("epoch", r.get("split")) for r in records] == [1, 2, "test"]
+    kinds = [r.get("epoch", r.get("split", "stopped" in r and "stopped")) for r in records]
+    assert kinds == [1, 2, "stopped", "test"]
     best = max(records[:2], key=lambda r: r["dev"]["las"])
-    assert records[2]["las"] == best["dev"]["las"]  # test file == dev file here
+    assert records[3]["las"] == best["dev"]["las"]  # test file == dev file here
+    assert "stopped after epoch 2: max_epochs (2) reached" in done.stdout
     assert "arc_hybrid" in (run_dir / "config.yaml").read_text()
     study = json.loads((run_dir / "corpus_study.json").read_text())
     assert set(study) == {"train", "dev", "test"}  # the corpus study ran first
@@ -366,7 +385,8 @@ def test_torchrun_trains_with_two_cpu_processes(tmp_path: Path) -> None:
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     records = [json.loads(x) for x in (run_dir / METRICS_NAME).read_text().splitlines()]
-    assert [r.get("epoch", r.get("split")) for r in records] == [1, 2, "test"]  # rank 0 alone
+    kinds = [r.get("epoch", r.get("split", "stopped" in r and "stopped")) for r in records]
+    assert kinds == [1, 2, "stopped", "test"]  # rank 0 alone
     # Both ranks trained: together they saw (nearly) every word, each about half the steps.
     words = sum(len(s) for s in make_corpus(16, seed=10))
     assert 0.5 * words < records[0]["train_words"] <= words

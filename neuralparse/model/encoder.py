@@ -1,11 +1,22 @@
-"""BiLSTM sentence encoder (Kiperwasser & Goldberg 2016 §3, with a character model).
+"""BiLSTM sentence encoder with tagging heads (Kiperwasser & Goldberg 2016 §3, with a
+character model; the tagger shares the encoder as in Zhang & Weiss 2016's stack-propagation).
 
-Each word is the concatenation of a word embedding, a character-level vector (a convolution
-over the characters with max pooling, so an unknown word still gets a useful vector) and
-UPOS / XPOS / FEATS embeddings where the vocabularies have those columns.  A learned input
-vector stands for the artificial root 0, prepended to every sentence, so the root too gets a
-contextual BiLSTM vector.  Word dropout (K&G §6: a word of training count c becomes the
-unknown word with probability alpha / (alpha + c)) trains the unknown-word embedding.
+Each word is the concatenation of a word embedding and a character-level vector (a
+convolution over the characters with max pooling, so an unknown word still gets a useful
+vector); a model that reads gold tags (``tag_input=gold``) adds UPOS / XPOS / FEATS
+embeddings of the input's columns.  A learned input vector stands for the artificial root 0,
+prepended to every sentence, so the root too gets a contextual BiLSTM vector.  Word dropout
+(K&G §6: a word of training count c becomes the unknown word with probability
+alpha / (alpha + c)) trains the unknown-word embedding.
+
+A tagging model splits the BiLSTM at ``tagger_layer``: linear heads on the lower layers'
+vectors predict UPOS, XPOS and the whole FEATS string of every word, and the upper layers
+(which the transition scorer reads) see either the lower vectors alone (``none``), or also
+each head's tag distribution times a tag embedding matrix (``soft``), or the embedding of each
+head's best tag (``predicted``; in training the gold tag with probability ``gold_tag_rate``).
+The parser's loss reaches the taggers' layers through the shared vectors in every variant,
+and through the tag distributions with ``soft``.  No variant reads the input's tags at
+prediction time.
 """
 
 from __future__ import annotations
@@ -16,6 +27,9 @@ from torch import Tensor, nn
 from neuralparse.config import ModelConfig
 from neuralparse.model.inputs import ModelInput
 from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
+
+NOT_A_TAG = 2
+"""Tag classes 0 and 1 are padding and the unknown tag: a head never predicts them."""
 
 
 class CharEncoder(nn.Module):
@@ -81,11 +95,14 @@ class BiLSTM(nn.Module):
 
 
 class Encoder(nn.Module):
-    """Sentences -> ``[B, T + 1, 2 * lstm_hidden]`` BiLSTM vectors, position 0 the root."""
+    """Sentences -> ``[B, T + 1, 2 * lstm_hidden]`` BiLSTM vectors, position 0 the root, and
+    the tagging heads' scores (see the module docstring)."""
 
     def __init__(self, vocabs: Vocabularies, config: ModelConfig) -> None:
         super().__init__()
         self.word_dropout = config.word_dropout
+        self.tag_input = config.tag_input
+        self.gold_tag_rate = config.gold_tag_rate
         self.words = nn.Embedding(len(vocabs.words), config.word_dim, padding_idx=PAD_INDEX)
         self.register_buffer("word_counts", vocabs.words.count_tensor(), persistent=False)
         dim = config.word_dim
@@ -95,20 +112,49 @@ class Encoder(nn.Module):
                 len(vocabs.chars), config.char_dim, config.char_out, config.char_kernel
             )
             dim += config.char_out
-        if vocabs.upos is not None:
-            self.upos = nn.Embedding(len(vocabs.upos), config.upos_dim, padding_idx=PAD_INDEX)
-            dim += config.upos_dim
-        if vocabs.xpos is not None:
-            self.xpos = nn.Embedding(len(vocabs.xpos), config.xpos_dim, padding_idx=PAD_INDEX)
-            dim += config.xpos_dim
-        if vocabs.feats is not None:
-            self.feats = nn.Embedding(len(vocabs.feats), config.feats_dim, padding_idx=PAD_INDEX)
-            dim += config.feats_dim
+        tag_dims = {"upos": config.upos_dim, "xpos": config.xpos_dim, "feats": config.feats_dim}
+        if config.reads_gold_tags:
+            if vocabs.upos is not None:
+                self.upos = nn.Embedding(len(vocabs.upos), config.upos_dim, padding_idx=PAD_INDEX)
+                dim += config.upos_dim
+            if vocabs.xpos is not None:
+                self.xpos = nn.Embedding(len(vocabs.xpos), config.xpos_dim, padding_idx=PAD_INDEX)
+                dim += config.xpos_dim
+            if vocabs.feats is not None:
+                self.feats = nn.Embedding(
+                    len(vocabs.feats), config.feats_dim, padding_idx=PAD_INDEX
+                )
+                dim += config.feats_dim
         self.input_dim = dim
         self.root = nn.Parameter(torch.randn(dim) * 0.1)
         self.dropout = nn.Dropout(config.dropout)
-        self.lstm = BiLSTM(dim, config.lstm_hidden, config.lstm_layers, config.dropout)
-        self.output_dim = 2 * config.lstm_hidden
+        classes = vocabs.tag_classes(config.tagged_columns())
+        hidden = 2 * config.lstm_hidden
+        # Without tagging heads the BiLSTM is one stack (the layout of checkpoints written
+        # before the heads existed); with them, ``lstm`` is the part below the heads.
+        lower_layers = config.tagger_layer if classes else config.lstm_layers
+        self.lstm = BiLSTM(dim, config.lstm_hidden, lower_layers, config.dropout)
+        self.taggers = nn.ModuleDict(
+            {name: nn.Linear(hidden, len(vocab)) for name, vocab in classes.items()}
+        )
+        self.tag_embeddings = nn.ModuleDict()
+        if self.tag_input in ("soft", "predicted"):
+            self.tag_embeddings = nn.ModuleDict(
+                {name: nn.Embedding(len(v), tag_dims[name]) for name, v in classes.items()}
+            )
+        upper_input = hidden + sum(e.embedding_dim for e in self.tag_embeddings.values())
+        upper_layers = config.lstm_layers - lower_layers
+        self.upper_lstm = (
+            BiLSTM(upper_input, config.lstm_hidden, upper_layers, config.dropout)
+            if upper_layers
+            else None
+        )
+        self.output_dim = hidden
+
+    @property
+    def tagged_columns(self) -> tuple[str, ...]:
+        """The columns the tagging heads predict (none for a gold-tag model)."""
+        return tuple(self.taggers)
 
     def _drop_words(self, words: Tensor) -> Tensor:
         if not self.training or self.word_dropout <= 0:
@@ -139,8 +185,47 @@ class Encoder(nn.Module):
             parts.append(self.feats(batch.feats).sum(2))
         return torch.cat(parts, 2)
 
-    def forward(self, batch: ModelInput) -> Tensor:
+    def _tag_vectors(self, name: str, scores: Tensor, batch: ModelInput) -> Tensor:
+        """``[B, T + 1, tag_dim]``: what the upper layers read of head ``name``'s scores."""
+        embedding = self.tag_embeddings[name]
+        if self.tag_input == "soft":
+            return scores.softmax(2) @ embedding.weight
+        best = best_tags(scores)
+        gold = gold_tags(batch, name)
+        if self.training and self.gold_tag_rate > 0 and gold is not None:
+            use_gold = torch.rand(gold.shape, device=gold.device) < self.gold_tag_rate
+            best = torch.where(use_gold & (gold >= NOT_A_TAG), gold, best)
+        return embedding(best)
+
+    def forward(self, batch: ModelInput) -> tuple[Tensor, dict[str, Tensor]]:
+        """``(vectors [B, T + 1, output_dim], {column: tag scores [B, T + 1, classes]})``;
+        row 0 of the tag scores belongs to the root and means nothing."""
         vectors = self.word_vectors(batch)
         root = self.root.expand(vectors.shape[0], 1, -1)
         vectors = self.dropout(torch.cat([root, vectors], 1))
-        return self.dropout(self.lstm(vectors, batch.lengths + 1))
+        lengths = batch.lengths + 1
+        hidden = self.lstm(vectors, lengths)
+        tag_scores: dict[str, Tensor] = {}
+        if self.taggers:
+            shared = self.dropout(hidden)
+            tag_scores = {name: head(shared) for name, head in self.taggers.items()}
+            if self.upper_lstm is not None:
+                upper = [shared] + [
+                    self._tag_vectors(name, tag_scores[name], batch) for name in self.tag_embeddings
+                ]
+                hidden = self.upper_lstm(torch.cat(upper, 2), lengths)
+        return self.dropout(hidden), tag_scores
+
+
+def best_tags(scores: Tensor) -> Tensor:
+    """``[..., classes]`` tag scores -> the best real tag's index (never padding/unknown)."""
+    return scores[..., NOT_A_TAG:].argmax(-1) + NOT_A_TAG
+
+
+def gold_tags(batch: ModelInput, name: str) -> Tensor | None:
+    """``[B, T + 1]`` gold class indices of column ``name`` with a padding root in front
+    (aligned with the encoder's positions), or None when the batch lacks the column."""
+    values = {"upos": batch.upos, "xpos": batch.xpos, "feats": batch.feats_classes}[name]
+    if values is None:
+        return None
+    return torch.nn.functional.pad(values, (1, 0), value=PAD_INDEX)

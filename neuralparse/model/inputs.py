@@ -26,7 +26,10 @@ class ModelInput:
 
     ``chars [U, C]`` holds the characters of the ``U`` distinct forms of the batch and
     ``form_ids [B, T]`` points each word at its row (padding points anywhere; it is masked).
-    ``feats [B, T, K]`` are the ``Attribute=Value`` indices of each word (0-padded).
+    ``feats [B, T, K]`` are the ``Attribute=Value`` indices of each word (0-padded) and
+    ``feats_classes [B, T]`` the index of its whole FEATS string.  The tag columns hold what
+    the input says (unknown where it says ``_``): the gold-tag encoder reads them, a tagging
+    model only uses them as training targets.
     """
 
     lengths: Tensor
@@ -36,6 +39,7 @@ class ModelInput:
     upos: Tensor | None
     xpos: Tensor | None
     feats: Tensor | None
+    feats_classes: Tensor | None = None
 
     def to(self, device: torch.device) -> ModelInput:
         return ModelInput(
@@ -75,6 +79,7 @@ class EncodedCorpus:
     upos: Tensor | None
     xpos: Tensor | None
     feats: Tensor | None
+    feats_classes: Tensor | None = None
 
     @classmethod
     def build(
@@ -85,7 +90,7 @@ class EncodedCorpus:
         # Forms and FEATS strings repeat: each distinct one is encoded once, then gathered.
         form_ids, forms = _distinct([f for s in sentences for f in s.forms])
         words = torch.tensor(vocabs.words.encode([normalize_form(f) for f in forms]))[form_ids]
-        char_table = upos = xpos = feats = None
+        char_table = upos = xpos = feats = feats_classes = None
         if vocabs.chars is not None:
             char_table = _pad_rows([vocabs.chars.encode(list(f)) for f in forms], max_word_chars)
         if vocabs.upos is not None:
@@ -95,9 +100,14 @@ class EncodedCorpus:
         if vocabs.feats is not None:
             feat_ids, feat_strings = _distinct([c for s in sentences for c in s.feats])
             feats = _pad_rows([vocabs.feats.encode(split_feats(c)) for c in feat_strings])[feat_ids]
+        if vocabs.feats_classes is not None:
+            feat_ids, feat_strings = _distinct([c for s in sentences for c in s.feats])
+            feats_classes = torch.tensor(vocabs.feats_classes.encode(feat_strings))[feat_ids]
         if vocabs.chars is None:
             form_ids = None
-        return cls(starts, lengths, words.long(), form_ids, char_table, upos, xpos, feats)
+        return cls(
+            starts, lengths, words.long(), form_ids, char_table, upos, xpos, feats, feats_classes
+        )
 
     def __len__(self) -> int:
         return self.lengths.shape[0]
@@ -129,4 +139,5 @@ class EncodedCorpus:
             upos=take(self.upos),
             xpos=take(self.xpos),
             feats=take(self.feats),
+            feats_classes=take(self.feats_classes),
         )

@@ -1,4 +1,5 @@
-"""The parser network: :class:`Encoder` (BiLSTM) + :class:`Scorer` (MLP) for one system."""
+"""The parser network: :class:`Encoder` (BiLSTM and tagging heads) + :class:`Scorer` (MLP)
+for one system."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from torch import Tensor, nn
 
 from neuralparse.config import ModelConfig
-from neuralparse.model.encoder import Encoder
+from neuralparse.model.encoder import Encoder, best_tags
 from neuralparse.model.inputs import ModelInput
 from neuralparse.model.scorer import Scorer, TokenTable
 from neuralparse.model.vocab import Vocabularies
@@ -32,8 +33,9 @@ def summary_features(system: TransitionSystem, state: State) -> Tensor | None:
 
 
 class ParserModel(nn.Module):
-    """Scores a system's actions: encode a batch once (:meth:`encode`), then score any number
-    of configurations of it (:meth:`score`), or both at once (:meth:`forward`)."""
+    """Scores a system's actions: encode a batch once (:meth:`encode`, or
+    :meth:`encode_and_tag` for the tagging heads' scores too), then score any number of
+    configurations of it (:meth:`score`), or both at once (:meth:`forward`)."""
 
     def __init__(
         self,
@@ -71,8 +73,34 @@ class ParserModel(nn.Module):
             summary_feature_size(system),
         )
 
+    @property
+    def tagged_columns(self) -> tuple[str, ...]:
+        """The tag columns (``upos``, ``xpos``, ``feats``) that the model predicts."""
+        return self.encoder.tagged_columns
+
+    @property
+    def tag_loss_weights(self) -> dict[str, float]:
+        """``{column: weight}`` of each tagging head's loss in training."""
+        return {c: float(getattr(self.config, f"{c}_loss_weight")) for c in self.tagged_columns}
+
+    @property
+    def reads_gold_tags(self) -> bool:
+        """Whether the model reads the input's tag columns (a gold-tag model)."""
+        return self.config.reads_gold_tags
+
     def encode(self, batch: ModelInput) -> TokenTable:
-        return self.scorer.project(self.encoder(batch))
+        return self.encode_and_tag(batch)[0]
+
+    def encode_and_tag(self, batch: ModelInput) -> tuple[TokenTable, dict[str, Tensor]]:
+        """The projected token table and the tagging heads' scores
+        ``{column: [B, T + 1, classes]}`` (row 0 is the root's)."""
+        vectors, tag_scores = self.encoder(batch)
+        return self.scorer.project(vectors), tag_scores
+
+    @staticmethod
+    def best_tags(tag_scores: dict[str, Tensor]) -> dict[str, Tensor]:
+        """``{column: [B, T]}`` the best tag class of every word (the root row dropped)."""
+        return {name: best_tags(scores[:, 1:]) for name, scores in tag_scores.items()}
 
     def score(
         self, table: TokenTable, sentence: Tensor, tokens: Tensor, summary: Tensor | None = None
@@ -85,8 +113,10 @@ class ParserModel(nn.Module):
         sentence: Tensor,
         tokens: Tensor,
         summary: Tensor | None = None,
-    ) -> Tensor:
-        return self.score(self.encode(batch), sentence, tokens, summary)
+    ) -> tuple[Tensor, dict[str, Tensor]]:
+        """Action scores of the configurations and the tagging heads' scores of the batch."""
+        table, tag_scores = self.encode_and_tag(batch)
+        return self.score(table, sentence, tokens, summary), tag_scores
 
     def describe(self) -> dict[str, Any]:
         """Plain-data description (for checkpoints and logs)."""

@@ -78,8 +78,11 @@ def column_present(values: Iterable[str]) -> bool:
 class Vocabularies:
     """Everything a model needs to turn sentences into indices.
 
-    A column's vocabulary is ``None`` when that input is disabled in the model config or the
-    training data leaves the column empty.
+    A column's vocabulary is ``None`` when that column is disabled in the model config or the
+    training data leaves it empty.  ``upos`` and ``xpos`` serve both as gold-tag inputs and as
+    the classes of the tagging heads; ``feats`` holds the ``Attribute=Value`` pairs that the
+    gold-tag encoder embeds, ``feats_classes`` the whole FEATS strings that the FEATS head
+    predicts (one class each).
     """
 
     words: Vocabulary
@@ -87,6 +90,13 @@ class Vocabularies:
     upos: Vocabulary | None = None
     xpos: Vocabulary | None = None
     feats: Vocabulary | None = None
+    feats_classes: Vocabulary | None = None
+
+    def tag_classes(self, columns: Iterable[str]) -> dict[str, Vocabulary]:
+        """The class vocabularies of the tagging heads for ``columns`` (``upos``, ``xpos``,
+        ``feats``) that the data has."""
+        found = {"upos": self.upos, "xpos": self.xpos, "feats": self.feats_classes}
+        return {name: found[name] for name in columns if found[name] is not None}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,9 +128,12 @@ def build_vocabularies(
     use_upos: bool = True,
     use_xpos: bool = True,
     use_feats: bool = True,
+    feats_pairs: bool = True,
 ) -> Vocabularies:
     """Vocabularies of the training sentences (objects with ``forms``, ``upos``, ``xpos``,
-    ``feats``); a column enters only when enabled and present in the data."""
+    ``feats``); a column enters only when enabled and present in the data.  FEATS gets its
+    pair vocabulary (gold-tag input) when ``feats_pairs``, else its class vocabulary (the
+    tagging head's)."""
     forms = [f for s in sentences for f in s.forms]
     upos = [t for s in sentences for t in s.upos]
     xpos = [t for s in sentences for t in s.xpos]
@@ -132,7 +145,12 @@ def build_vocabularies(
         xpos=Vocabulary.build(xpos) if use_xpos and column_present(xpos) else None,
         feats=(
             Vocabulary.build(p for cell in feats for p in split_feats(cell))
-            if use_feats and column_present(feats)
+            if use_feats and feats_pairs and column_present(feats)
+            else None
+        ),
+        feats_classes=(
+            Vocabulary.build(feats)
+            if use_feats and not feats_pairs and column_present(feats)
             else None
         ),
     )
@@ -148,4 +166,5 @@ def vocabularies_for(sentences: Sequence[Any], model: Any) -> Vocabularies:
         use_upos=model.use_upos,
         use_xpos=model.use_xpos,
         use_feats=model.use_feats,
+        feats_pairs=model.tag_input == "gold",
     )

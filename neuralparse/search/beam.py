@@ -52,7 +52,7 @@ from torch import Tensor
 
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
-from neuralparse.model.scorer import mask_illegal
+from neuralparse.model.scorer import TokenTable, mask_illegal
 from neuralparse.search.greedy import parse_corpus
 from neuralparse.systems import State, TransitionSystem
 
@@ -141,14 +141,16 @@ def beam_decode(
     beam_size: int,
     *,
     compact: bool = True,
+    table: TokenTable | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Heads and label ids ``[S, n_max + 1]`` (column 0 unused) of the best derivation found
     for each of the ``S`` sentences of a batch already on the model's device, and its score
     ``[S]`` (float64 sum of action log-probabilities).  See the module docstring;
-    ``compact=False`` keeps decided sentences in the batch (the same results, slower)."""
+    ``compact=False`` keeps decided sentences in the batch (the same results, slower);
+    ``table`` is the batch already encoded."""
     if beam_size < 1:
         raise ValueError(f"beam_size must be positive, got {beam_size}")
-    table = model.encode(batch)
+    table = table if table is not None else model.encode(batch)
     sentences, device = batch.lengths.shape[0], batch.lengths.device
     k = beam_size
     state: State = system.initial(batch.lengths.repeat_interleave(k), device)
@@ -247,7 +249,7 @@ def beam_parse_corpus(
         model,
         system,
         corpus,
-        lambda batch: beam_decode(model, system, batch, beam_size)[:2],
+        lambda batch, table: beam_decode(model, system, batch, beam_size, table=table)[:2],
         batch_tokens=batch_tokens,
         device=device,
     )

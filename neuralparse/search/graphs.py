@@ -113,11 +113,12 @@ class GraphedGreedy:
         """Why recording failed (then every batch is decoded eagerly)."""
 
     @torch.inference_mode()
-    def __call__(self, batch: ModelInput) -> tuple[Tensor, Tensor]:
-        """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device."""
+    def __call__(self, batch: ModelInput, table: TokenTable | None = None) -> tuple[Tensor, Tensor]:
+        """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device
+        (``table``: the batch already encoded)."""
+        table = table if table is not None else self.model.encode(batch)
         if self.failure is not None:
-            return greedy_decode(self.model, self.system, batch)
-        table = self.model.encode(batch)
+            return greedy_decode(self.model, self.system, batch, table)
         sentences, width = batch.lengths.shape[0], table.width
         key = (bucket(sentences, ROW_BUCKET), bucket(width, WIDTH_BUCKET))
         entry = self.graphs.pop(key, None)
@@ -130,7 +131,7 @@ class GraphedGreedy:
                 log.warning(
                     "%s: CUDA graph not recorded, decoding eagerly: %s", self.system.name, error
                 )
-                return greedy_decode(self.model, self.system, batch)
+                return greedy_decode(self.model, self.system, batch, table)
         self.graphs[key] = entry
         while len(self.graphs) > MAX_GRAPHS:
             self.graphs.popitem(last=False)

@@ -10,6 +10,7 @@ within ``max_transitions``) guarantees a well-formed tree for every sentence.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -26,11 +27,11 @@ TERMINAL_CHECK_EVERY = 16
 
 @torch.inference_mode()
 def greedy_decode(
-    model: ParserModel, system: TransitionSystem, batch: ModelInput
+    model: ParserModel, system: TransitionSystem, batch: ModelInput, table: TokenTable | None = None
 ) -> tuple[Tensor, Tensor]:
     """Heads and label ids ``[B, n_max + 1]`` (column 0 unused) of the greedy parses of a
-    batch already on the model's device."""
-    heads, labels, _ = greedy_decode_counted(model, system, batch)
+    batch already on the model's device (``table``: the batch already encoded)."""
+    heads, labels, _ = greedy_decode_counted(model, system, batch, table)
     return heads, labels
 
 
@@ -46,11 +47,11 @@ def greedy_step(
 
 @torch.inference_mode()
 def greedy_decode_counted(
-    model: ParserModel, system: TransitionSystem, batch: ModelInput
+    model: ParserModel, system: TransitionSystem, batch: ModelInput, table: TokenTable | None = None
 ) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`greedy_decode` plus the transitions each row actually took ``[B]``: the
     abstract running time of the trained parser (Nivre 2009 §4.1, Figure 5, white dots)."""
-    table = model.encode(batch)
+    table = table if table is not None else model.encode(batch)
     state = system.initial(batch.lengths, batch.lengths.device)
     rows = torch.arange(state.batch_size, device=state.device)
     # Asking whether all are terminal makes the host wait for the device; on a GPU, ask
@@ -66,34 +67,72 @@ def greedy_decode_counted(
     return heads, labels, state.scalars["steps"].clone()
 
 
+@dataclass(frozen=True)
+class CorpusParse:
+    """One sentence parsed by :func:`parse_corpus_with_tags`: heads and label names (``None``
+    for an unlabeled system) of words 1..n, and ``{column: class index}`` lists of the tags
+    the model predicts (empty for a gold-tag model)."""
+
+    heads: list[int]
+    labels: list[str | None]
+    tags: dict[str, list[int]]
+
+
+Decoder = Callable[[ModelInput, TokenTable], tuple[Tensor, Tensor]]
+"""A decoder of :func:`parse_corpus`: a batch on the model's device and its encoded token
+table -> heads and label ids ``[B, n_max + 1]``."""
+
+
+@torch.inference_mode()
+def parse_corpus_with_tags(
+    model: ParserModel,
+    system: TransitionSystem,
+    corpus: EncodedCorpus,
+    decode: Decoder,
+    *,
+    batch_tokens: int = 8000,
+    device: torch.device | str = "cpu",
+) -> list[CorpusParse]:
+    """Trees and predicted tags of every sentence of ``corpus``, in corpus order, with
+    ``decode``; sentences are batched by length (``batch_tokens`` words per batch) and each
+    batch is encoded once for the tagger and the decoder."""
+    device = torch.device(device)
+    was_training = model.training
+    model.eval()
+    results: list[CorpusParse | None] = [None] * len(corpus)
+    try:
+        for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
+            batch = corpus.batch(ids).to(device)
+            table, tag_scores = model.encode_and_tag(batch)
+            heads, labels = decode(batch, table)
+            heads, labels = heads.cpu().tolist(), labels.cpu().tolist()
+            tags = {name: t.cpu().tolist() for name, t in model.best_tags(tag_scores).items()}
+            for row, sentence_id in enumerate(ids.tolist()):
+                n = int(corpus.lengths[sentence_id])
+                names = [system.labels[k] if k >= 0 else None for k in labels[row][1 : n + 1]]
+                results[sentence_id] = CorpusParse(
+                    heads[row][1 : n + 1], names, {c: t[row][:n] for c, t in tags.items()}
+                )
+    finally:
+        model.train(was_training)
+    return results  # type: ignore[return-value]  # every index was filled by some batch
+
+
 def parse_corpus(
     model: ParserModel,
     system: TransitionSystem,
     corpus: EncodedCorpus,
-    decode: Callable[[ModelInput], tuple[Tensor, Tensor]],
+    decode: Decoder,
     *,
     batch_tokens: int = 8000,
     device: torch.device | str = "cpu",
 ) -> list[tuple[list[int], list[str | None]]]:
-    """``(heads, labels)`` of every sentence of ``corpus``, in corpus order, with ``decode``
-    (a batch on the model's device -> heads and label ids ``[B, n_max + 1]``); sentences are
-    batched by length (``batch_tokens`` words per batch).  Labels are ``None`` for an
-    unlabeled system."""
-    device = torch.device(device)
-    was_training = model.training
-    model.eval()
-    results: list[tuple[list[int], list[str | None]]] = [([], [])] * len(corpus)
-    try:
-        for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
-            heads, labels = decode(corpus.batch(ids).to(device))
-            heads, labels = heads.cpu().tolist(), labels.cpu().tolist()
-            for row, sentence_id in enumerate(ids.tolist()):
-                n = int(corpus.lengths[sentence_id])
-                names = [system.labels[k] if k >= 0 else None for k in labels[row][1 : n + 1]]
-                results[sentence_id] = (heads[row][1 : n + 1], names)
-    finally:
-        model.train(was_training)
-    return results
+    """``(heads, labels)`` of every sentence of ``corpus`` (see
+    :func:`parse_corpus_with_tags`)."""
+    parses = parse_corpus_with_tags(
+        model, system, corpus, decode, batch_tokens=batch_tokens, device=device
+    )
+    return [(p.heads, p.labels) for p in parses]
 
 
 def greedy_parse_corpus(
@@ -109,7 +148,7 @@ def greedy_parse_corpus(
         model,
         system,
         corpus,
-        lambda batch: greedy_decode(model, system, batch),
+        lambda batch, table: greedy_decode(model, system, batch, table),
         batch_tokens=batch_tokens,
         device=device,
     )

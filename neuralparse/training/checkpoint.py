@@ -9,6 +9,7 @@ trained on a GPU loads on a CPU-only machine.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,8 @@ from neuralparse.systems import TransitionSystem, get_system
 
 if TYPE_CHECKING:
     from neuralparse.search.graphs import GraphedGreedy
+
+log = logging.getLogger("neuralparse.checkpoint")
 
 FORMAT_VERSION = 1
 """Bump when the layout changes incompatibly; older readers refuse newer files."""
@@ -117,9 +120,19 @@ def rebuild(data: dict[str, Any], device: torch.device | str = "cpu") -> LoadedP
     vocabs = Vocabularies.from_dict(data["vocabularies"])
     system = get_system(data["system"], data["labels"], **data["system_options"])
     description = data["model"]
+    config = dict(description["config"])
+    if "tag_input" not in config:
+        # Written before the tagging heads existed: such a model embeds its input's tags.
+        config["tag_input"] = "gold"
+        log.warning(
+            "%s checkpoint from neuralparse %s predates the tagger: it reads gold UPOS/XPOS/"
+            "FEATS from its input and cannot tag; retrain for untagged text",
+            data["system"],
+            data.get("library_version", "?"),
+        )
     model = ParserModel(
         vocabs,
-        ModelConfig.coerce(description["config"]),
+        ModelConfig.coerce(config),
         description["n_features"],
         description["n_actions"],
         description.get("n_summary", 0),

@@ -9,6 +9,13 @@ once per batch, the scorer once over the gathered configurations), Adam with gra
 clipping, greedy dev evaluation with the evaluation module's scores after each epoch, the
 best checkpoint by dev LAS, early stopping and resume.
 
+The loss is the transition scorer's cross-entropy plus, for a tagging model, each tagging
+head's cross-entropy over the words (weighted by ``model.<column>_loss_weight``): tagger and
+parser learn together on the shared encoder.  Training runs until dev LAS has not improved
+for ``patience`` epochs; ``max_epochs``, ``max_updates`` and ``max_time_minutes`` are budgets
+that end it earlier only when they are reached first, and the reason is logged and written to
+metrics.jsonl (a ``"stopped"`` line).
+
 Determinism: the model is initialised after ``torch.manual_seed(seed)``; each epoch reseeds
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
 run draws the same batches and dropout masks as an uninterrupted one.
@@ -33,14 +40,15 @@ from tqdm import tqdm
 
 from neuralparse.config import ModelConfig, TrainConfig, resolve_data_files
 from neuralparse.errors import InputError
-from neuralparse.evaluation import ScoreAccumulator
+from neuralparse.evaluation import ScoreAccumulator, TagColumns
 from neuralparse.io import Sentence, read_conllu
-from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.model.encoder import gold_tags
+from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import Vocabularies, vocabularies_for
+from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies, vocabularies_for
 from neuralparse.search import SEARCHES
-from neuralparse.search.greedy import greedy_parse_corpus
+from neuralparse.search.greedy import greedy_decode, parse_corpus_with_tags
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 from neuralparse.training import distributed
 from neuralparse.training.batching import token_batches
@@ -62,7 +70,12 @@ METRICS_NAME = "metrics.jsonl"
 DEV_KEYS = (
     "uas",
     "las",
-    "las_universal",
+    "las_full",
+    "clas",
+    "upos",
+    "xpos",
+    "ufeats",
+    "alltags",
     "las_nopunct",
     "nonproj_precision",
     "nonproj_recall",
@@ -133,6 +146,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     runs on ``device``, default the CPU)."""
     options = dict(cfg.system.options)
     build_system(cfg.system.name, (), options)  # fails here, before any data is read
+    ModelConfig.coerce(cfg.model)  # so does a bad model configuration
     if cfg.search.name not in SEARCHES:
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
     files = resolve_data_files(cfg.data, ("train", "dev"))
@@ -198,34 +212,76 @@ def evaluate_parser(
     system: TransitionSystem,
     corpus: EncodedCorpus,
     gold: Sequence[Sentence],
+    vocabs: Vocabularies,
     *,
     batch_tokens: int,
     device: torch.device,
 ) -> dict[str, Any]:
-    """Greedy-parse ``corpus`` and score it against ``gold`` (the evaluation module's
-    metrics, as percentages)."""
-    parses = greedy_parse_corpus(model, system, corpus, batch_tokens=batch_tokens, device=device)
+    """Greedy-parse (and tag) ``corpus`` and score it against ``gold`` (the evaluation
+    module's metrics, as percentages; tag accuracies for the columns the model predicts)."""
+    parses = parse_corpus_with_tags(
+        model,
+        system,
+        corpus,
+        lambda batch, table: greedy_decode(model, system, batch, table),
+        batch_tokens=batch_tokens,
+        device=device,
+    )
+    classes = vocabs.tag_classes(model.tagged_columns)
     accumulator = ScoreAccumulator()
-    for sentence, (heads, labels) in zip(gold, parses, strict=True):
-        heads, deprels = system.output_tree(heads, [lb or "_" for lb in labels])
-        accumulator.add(sentence.heads, sentence.deprels, heads, deprels, sentence.forms)
+    for sentence, parse in zip(gold, parses, strict=True):
+        heads, deprels = system.output_tree(parse.heads, [lb or "_" for lb in parse.labels])
+        predicted = {
+            column: [classes[column].symbols[k] for k in parse.tags[column]] for column in classes
+        }
+        accumulator.add(
+            sentence.heads,
+            sentence.deprels,
+            heads,
+            deprels,
+            sentence.forms,
+            gold_tags=TagColumns(sentence.upos, sentence.xpos, sentence.feats),
+            pred_tags=TagColumns(
+                predicted.get("upos", sentence.upos),
+                predicted.get("xpos", sentence.xpos),
+                predicted.get("feats", sentence.feats),
+            ),
+        )
     return accumulator.result().to_dict()
 
 
+def tag_loss(tag_scores: dict[str, torch.Tensor], batch: ModelInput, weights: dict[str, float]):
+    """The weighted sum of the tagging heads' mean cross-entropies over the words of
+    ``batch`` (zero for a model without heads)."""
+    total = torch.zeros((), device=batch.lengths.device)
+    for column, scores in tag_scores.items():
+        gold = gold_tags(batch, column)
+        if gold is None:
+            raise ValueError(f"the model predicts {column} but the batch has no gold {column}")
+        # The root row, padding and (impossible in training data) unknown tags score nothing.
+        target = torch.where(gold == UNK_INDEX, PAD_INDEX, gold)
+        loss = F.cross_entropy(scores.flatten(0, 1), target.flatten(), ignore_index=PAD_INDEX)
+        total = total + weights[column] * loss
+    return total
+
+
 def loss_on_batch(
-    model: ParserModel,
+    model: torch.nn.Module,
     corpus: EncodedCorpus,
     examples: OracleExamples,
     ids: torch.Tensor,
     device: torch.device,
 ) -> tuple[torch.Tensor, int]:
     """Mean cross-entropy over the legal actions of every oracle configuration of the
-    sentences ``ids``, in one tensor batch; also returns the number of words."""
+    sentences ``ids``, in one tensor batch, plus the weighted tagging losses; also returns the
+    number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
+    data-parallel training."""
     inputs = corpus.batch(ids).to(device)
     batch = examples.gather(ids).to(device)
-    scores = model(inputs, batch.position, batch.tokens, batch.summary)
+    scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
     loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
-    return loss, int(inputs.lengths.sum())
+    weights = getattr(model, "module", model).tag_loss_weights
+    return loss + tag_loss(tag_scores, inputs, weights), int(inputs.lengths.sum())
 
 
 def _seeded(seed: int, epoch: int) -> torch.Generator:
@@ -251,6 +307,8 @@ class Progress:
     best_las: float = -math.inf
     best_epoch: int = 0
     stale: int = 0
+    updates: int = 0
+    """Optimizer steps taken so far (of this rank)."""
 
     def update(self, epoch: int, las: float) -> bool:
         """Record an epoch's dev LAS; True when it is the best so far."""
@@ -359,11 +417,12 @@ def _train(
     history: list[dict[str, Any]] = []
     epoch_seconds: list[float] = []
     last_epoch = progress.epoch
+    reason = f"max_epochs ({trainer.max_epochs}) reached"
     for epoch in range(progress.epoch + 1, trainer.max_epochs + 1):
         if trainer.max_time_minutes is not None and epoch_seconds:
             expected = time.perf_counter() - started + sum(epoch_seconds) / len(epoch_seconds)
             if expected > 60 * trainer.max_time_minutes:
-                log.info("stopping: another epoch would pass max_time_minutes")
+                reason = f"another epoch would pass max_time_minutes ({trainer.max_time_minutes})"
                 break
         epoch_start = time.perf_counter()
         generator = _seeded(cfg.seed, epoch)
@@ -380,6 +439,7 @@ def _train(
             progress_bar=trainer.progress and context.is_main,
             description=f"epoch {epoch}",
         )
+        progress.updates += steps
         train_seconds = time.perf_counter() - epoch_start
         loss_sum, words = context.sum(loss_sum), int(context.sum(words))
         last_epoch = epoch
@@ -391,12 +451,24 @@ def _train(
                 train_seconds=train_seconds, elapsed=time.perf_counter() - started,
             )  # fmt: skip
             history.append(record)
-            stop = progress.stale >= trainer.patience
-            if stop:
-                log.info("early stopping: no better dev LAS for %d epochs", progress.stale)
+            if progress.stale >= trainer.patience:
+                stop, reason = True, f"patience: no better dev LAS for {progress.stale} epochs"
+            elif trainer.max_updates is not None and progress.updates >= trainer.max_updates:
+                stop, reason = True, f"max_updates ({trainer.max_updates}) reached"
         epoch_seconds.append(time.perf_counter() - epoch_start)
         if context.broadcast_flag(stop):
             break
+    if context.is_main:
+        log.info("stopped after epoch %d: %s", last_epoch, reason)
+        stopped = {
+            "stopped": reason,
+            "epochs": last_epoch,
+            "updates": progress.updates,
+            "best_epoch": progress.best_epoch,
+            "best_las": progress.best_las,
+        }
+        with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
+            out.write(json.dumps(stopped) + "\n")
     context.barrier()
     log.info(
         "best dev LAS %.2f at epoch %d; checkpoint %s",
@@ -445,6 +517,7 @@ def score_test_split(
         loaded.system,
         corpus,
         sentences,
+        loaded.vocabs,
         batch_tokens=cfg.trainer.eval_batch_tokens,
         device=device,
     )
@@ -479,6 +552,7 @@ def _evaluate_and_save(
         data.system,
         data.dev_corpus,
         data.dev_sentences,
+        data.vocabs,
         batch_tokens=cfg.trainer.eval_batch_tokens,
         device=device,
     )
@@ -499,13 +573,19 @@ def _evaluate_and_save(
     }
     with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
         out.write(json.dumps(record) + "\n")
+    tags = "".join(
+        f" {name} {scores[key]:.2f}"
+        for column, key, name in (("upos", "upos", "UPOS"), ("feats", "ufeats", "UFeats"))
+        if column in model.tagged_columns and scores.get(key) is not None
+    )
     log.info(
-        "epoch %d: loss %.4f, %.0f words/s, dev UAS %.2f LAS %.2f%s (%.0fs train, %.0fs dev)",
+        "epoch %d: loss %.4f, %.0f words/s, dev UAS %.2f LAS %.2f%s%s (%.0fs train, %.0fs dev)",
         epoch,
         loss,
         record["words_per_s"],
         scores["uas"],
         scores["las"],
+        tags,
         " *best*" if improved else "",
         train_seconds,
         eval_seconds,

@@ -1,0 +1,265 @@
+"""How tag information should reach the parser: train the joint tagger-parser variants and a
+gold-tag parser to convergence, then score each on the test file with and without its tags.
+
+    python experiments/tagging_study.py [--data en_ewt hu_szeged got_proiel ...]
+        [--variants joint soft predicted gold_tags] [--seeds 1] [--jobs 4] [--device cuda]
+        [--max-minutes 60] [--out outputs/tagging] [--quick]
+    python experiments/tagging_study.py --table [--out outputs/tagging]
+
+The variants (``model.tag_input``, see :class:`neuralparse.config.ModelConfig`):
+
+- ``joint`` (``model=default``): tagging heads on the shared encoder's first layer; the
+  parser reads the shared encoder alone;
+- ``joint_top``: the same with the heads on the top layer, beside the parser (all layers
+  shared);
+- ``soft``: the upper BiLSTM layer also reads the heads' tag distributions;
+- ``predicted``: the upper layer reads the embeddings of the predicted tags (gold tags for half
+  the training words);
+- ``gold_tags`` (``model=gold_tags``): no heads, the input's gold UPOS/XPOS/FEATS embedded.
+
+Every run trains with the default trainer (early stopping on dev LAS; ``--max-minutes`` is a
+safety cap whose use is reported), then parses test twice: as distributed (``tagged``) and
+with UPOS, XPOS and FEATS blanked to ``_`` (``untagged``, what users' text looks like).  The
+scores are the CoNLL 2018 shared task's (LAS on the universal part of DEPREL, Zeman et al.
+2018) with gold tokenization; a tagging model's UPOS/XPOS/UFeats/AllTags are its own
+predictions (``tags=predict``).  Each run lives in ``OUT/<data>/<variant>/seed<k>/``
+(train.py's outputs, then ``scores.json``); a run with ``scores.json`` is skipped, so an
+interrupted study resumes.  ``--table`` collects the runs into
+``experiments/results/tagging.{csv,json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from report import write_results
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "experiments" / "results"
+DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
+"""In the order runs start: largest training set first."""
+VARIANTS = {
+    "joint": ["model=default"],
+    "joint_top": ["model=default", "model.tagger_layer=2"],
+    "soft": ["model=default", "model.tag_input=soft"],
+    "predicted": ["model=default", "model.tag_input=predicted"],
+    "gold_tags": ["model=gold_tags"],
+}
+SETTINGS = ("untagged", "tagged")
+SCORE_KEYS = (
+    "las",
+    "uas",
+    "las_full",
+    "clas",
+    "mlas",
+    "upos",
+    "xpos",
+    "ufeats",
+    "alltags",
+    "nonproj_recall",
+    "crossed_recall",
+)
+TAG_KEYS = ("upos", "xpos", "ufeats", "alltags", "mlas")
+"""Scores that depend on the output's tags: meaningful for a tagging model only."""
+
+
+def run_directory(out: Path, data: str, variant: str, seed: int) -> Path:
+    return out / data / variant / f"seed{seed}"
+
+
+def train_command(run_dir: Path, data: str, variant: str, seed: int, args) -> list[str]:
+    overrides = [
+        f"data={data}",
+        *VARIANTS[variant],
+        f"seed={seed}",
+        f"trainer.max_time_minutes={args.max_minutes}",
+        f"trainer.device={args.device}",
+        f"trainer.threads={args.threads}",
+        "trainer.progress=false",
+        "trainer.evaluate_test=false",  # scored below, tagged and untagged
+        f"hydra.run.dir={run_dir}",
+    ]
+    if args.quick:
+        overrides += [
+            "model.word_dim=16",
+            "model.char_out=16",
+            "model.lstm_hidden=16",
+            "model.mlp_hidden=16",
+            "trainer.max_epochs=2",
+            "data.max_train_sentences=100",
+            "data.max_dev_sentences=30",
+        ]
+    return [sys.executable, str(ROOT / "train.py"), *overrides]
+
+
+def untagged(sentences):
+    """The sentences with UPOS, XPOS and FEATS blanked (``_``), as users' text comes."""
+    return [
+        s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s), feats=["_"] * len(s))
+        for s in sentences
+    ]
+
+
+def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
+    """Parse the run's test file tagged and untagged; write and return ``scores.json``."""
+    import torch
+    import yaml
+
+    from neuralparse import Parser
+    from neuralparse.config import DataConfig, resolve_data_files
+    from neuralparse.evaluation import evaluate
+    from neuralparse.io import read_conllu
+
+    torch.set_num_threads(threads)
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    test_path = resolve_data_files(DataConfig(**config["data"]), ("test",))["test"]
+    gold = read_conllu(test_path)[: 50 if quick else None]
+    parser = Parser.load(run_dir / "checkpoint.pt", device=device)
+    tagging = bool(parser.model.tagged_columns)
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    epochs = [r for r in records if "epoch" in r]
+    stopped = next((r for r in records if "stopped" in r), {})
+    summary = {
+        "epochs": len(epochs),
+        "best_epoch": stopped.get("best_epoch"),
+        "stopped": stopped.get("stopped"),
+        "best_dev_las": stopped.get("best_las"),
+        "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
+        "parameters": parser.model.describe()["parameters"],
+        "device": str(parser.device),
+        "test_file": str(test_path),
+        "settings": {},
+    }
+    for setting in SETTINGS:
+        given = untagged(gold) if setting == "untagged" else gold
+        start = time.perf_counter()
+        predicted = parser.parse(given, tags="predict" if tagging else "keep")
+        seconds = time.perf_counter() - start
+        scores = evaluate(gold, predicted).to_dict()
+        if not tagging:  # the output's tags are the input's, not predictions
+            scores.update({key: None for key in TAG_KEYS})
+        summary["settings"][setting] = {
+            **{key: scores.get(key) for key in SCORE_KEYS},
+            "seconds": seconds,
+        }
+    (run_dir / "scores.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def execute(data: str, variant: str, seed: int, args) -> str:
+    run_dir = run_directory(args.out, data, variant, seed)
+    if (run_dir / "scores.json").is_file():
+        return f"{run_dir}: done before, skipped"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    start = time.time()
+    with open(run_dir / "study.log", "w") as log:
+        steps = [
+            train_command(run_dir, data, variant, seed, args),
+            [sys.executable, __file__, "--score", str(run_dir), "--device", args.device]
+            + ["--threads", str(args.threads)]
+            + (["--quick"] if args.quick else []),
+        ]
+        for step in steps:
+            done = subprocess.run(step, stdout=log, stderr=subprocess.STDOUT, env=env)
+            if done.returncode != 0:
+                return f"{run_dir}: failed ({done.returncode}), see study.log"
+    return f"{run_dir}: done in {(time.time() - start) / 60:.1f} min"
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def table(out: Path, results: Path) -> str:
+    """Collect every run's ``scores.json`` into ``results/tagging.{csv,json,md}``; returns the
+    Markdown."""
+    rows = []
+    for path in sorted(out.glob("*/*/seed*/scores.json")):
+        summary = json.loads(path.read_text())
+        data, variant, seed = path.parts[-4], path.parts[-3], int(path.parts[-2][4:])
+        for setting, scores in summary["settings"].items():
+            rows.append(
+                {
+                    "data": data,
+                    "variant": variant,
+                    "seed": seed,
+                    "setting": setting,
+                    **{key: scores.get(key) for key in SCORE_KEYS},
+                    "epochs": summary["epochs"],
+                    "best_epoch": summary["best_epoch"],
+                    "stopped": summary["stopped"],
+                    "train_minutes": summary["train_minutes"],
+                    "device": summary["device"],
+                }
+            )
+    columns = ("LAS", "UAS", "LAS full", "CLAS", "MLAS", "UPOS", "XPOS", "UFeats", "AllTags")
+    keys = ("las", "uas", "las_full", "clas", "mlas", "upos", "xpos", "ufeats", "alltags")
+    lines = [
+        "| treebank | variant | seed | test input | " + " | ".join(columns) + " | best / last"
+        " epoch | stopped by |",
+        "|" + " --- |" * 4 + " ---: |" * (len(columns) + 1) + " --- |",
+    ]
+    for row in rows:
+        stop = (row["stopped"] or "?").split(":")[0].split(" (")[0]
+        lines.append(
+            f"| {row['data']} | {row['variant']} | {row['seed']} | {row['setting']} | "
+            + " | ".join(_cell(row[key]) for key in keys)
+            + f" | {row['best_epoch']} / {row['epochs']} | {stop} |"
+        )
+    md = "\n".join(lines) + "\n"
+    document = {
+        "definition": "CoNLL 2018 shared task metrics (LAS: head and universal DEPREL), gold "
+        "tokenization; 'untagged': test UPOS/XPOS/FEATS blanked",
+        "rows": rows,
+    }
+    write_results(results, "tagging", rows, document, md)
+    return md
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", nargs="+", default=list(DATA_KEYS), choices=DATA_KEYS)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--max-minutes", type=float, default=240.0, help="safety cap per run")
+    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "tagging")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--table", action="store_true", help="only collect the results")
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument("--score", type=Path, help=argparse.SUPPRESS)  # one run's test scores
+    args = parser.parse_args(argv)
+    if args.score is not None:
+        score_test(args.score, args.device, args.threads, args.quick)
+        return 0
+    if not args.table:
+        runs = [
+            (data, variant, seed)
+            for seed in args.seeds
+            for data in DATA_KEYS
+            if data in args.data
+            for variant in VARIANTS
+            if variant in args.variants
+        ]
+        print(f"{len(runs)} runs, {args.jobs} at a time, into {args.out}", flush=True)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            messages = list(pool.map(lambda run: execute(*run, args), runs))
+        print("\n".join(messages), flush=True)
+        if any("failed" in m for m in messages):
+            return 1
+    print(table(args.out, args.results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
