@@ -7,14 +7,14 @@ seconds, peak memory and the beam/greedy time ratio (issue 6 targets: >= 15,000 
 with 2 CPU threads for arc_eager and two_registers; beam 8 at most 3x greedy time), prints a
 table and saves JSON.
 
-Without ``--checkpoint`` each system gets an *untrained* model of the default size
-(:class:`~neuralparse.config.ModelConfig`) with vocabularies and labels from the training file
-next to the input: speed depends on the sizes, not on the weight values, except through the
-number of transitions for systems whose derivation length varies (swap's SWAPs, the planar
-systems' register moves), which a random scorer may inflate (two-registers also decides its
-register phases on the slow exact path of its legal mask, so an untrained model that stores
-into registers often is much slower than a trained one).  ``--checkpoint A B ...`` times trained
-parsers instead, each on its own system.  The JSON says which models it used.
+Without ``--checkpoint`` each system gets an *untrained* model of the default preset
+(``conf/model/default.yaml``: the joint tagger-parser) with vocabularies and labels from the
+training file next to the input: speed depends on the sizes, not on the weight values, except
+through the number of transitions for systems whose derivation length varies (swap's SWAPs,
+the planar systems' register moves), which a random scorer may inflate (two-registers also
+decides its register phases on the slow exact path of its legal mask, so an untrained model
+that stores into registers often is much slower than a trained one).  ``--checkpoint A B ...``
+times trained parsers instead, each on its own system.  The JSON says which models it used.
 
 Peak memory on CPU is the process's resident high-water mark (``ru_maxrss``), which never goes
 down, so later rows include earlier ones; on CUDA it is ``torch.cuda.max_memory_allocated``
@@ -97,13 +97,21 @@ def untrained_parser(
 ) -> LoadedParser:
     """A randomly initialised parser of ``config``'s size for ``system_name``, with the
     vocabularies and label inventory of ``vocab_sentences`` (for speed measurements only)."""
-    config = config or ModelConfig()
+    config = config or preset_model_config("default")
     labels = training_labels(system_name, vocab_sentences[:LABEL_SAMPLE])
     system = get_system(system_name, labels)
     vocabs = vocabularies_for(vocab_sentences, config)
     torch.manual_seed(0)
     model = ParserModel.for_system(vocabs, config, system).to(device).eval()
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
+
+
+def preset_model_config(name: str) -> ModelConfig:
+    """The model of ``conf/model/NAME.yaml`` (what ``train.py model=NAME`` trains)."""
+    from omegaconf import OmegaConf
+
+    preset = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf" / "model" / f"{name}.yaml")
+    return ModelConfig.coerce(OmegaConf.merge(OmegaConf.structured(ModelConfig), preset))
 
 
 def vocabulary_source(input_path: Path) -> Path:

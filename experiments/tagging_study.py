@@ -15,7 +15,9 @@ The variants (``model.tag_input``, see :class:`neuralparse.config.ModelConfig`):
 - ``soft``: the upper BiLSTM layer also reads the heads' tag distributions;
 - ``predicted``: the upper layer reads the embeddings of the predicted tags (gold tags for half
   the training words);
-- ``gold_tags`` (``model=gold_tags``): no heads, the input's gold UPOS/XPOS/FEATS embedded.
+- ``gold_tags`` (``model=gold_tags``): no heads, the input's gold UPOS/XPOS/FEATS embedded;
+- ``joint_chars`` / ``predicted_chars``: ``joint`` / ``predicted`` with a character BiLSTM
+  (128 dimensions) instead of the character convolution.
 
 Every run trains with the default trainer (early stopping on dev LAS; ``--max-minutes`` is a
 safety cap whose use is reported), then parses test twice: as distributed (``tagged``) and
@@ -51,6 +53,13 @@ VARIANTS = {
     "soft": ["model=default", "model.tag_input=soft"],
     "predicted": ["model=default", "model.tag_input=predicted"],
     "gold_tags": ["model=gold_tags"],
+    "joint_chars": ["model=default", "model.char_model=bilstm", "model.char_out=128"],
+    "predicted_chars": [
+        "model=default",
+        "model.tag_input=predicted",
+        "model.char_model=bilstm",
+        "model.char_out=128",
+    ],
 }
 SETTINGS = ("untagged", "tagged")
 SCORE_KEYS = (
@@ -133,7 +142,12 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "best_dev_las": stopped.get("best_las"),
         "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
         "parameters": parser.model.describe()["parameters"],
-        "device": str(parser.device),
+        "device": str(parser.device)
+        + (
+            f" ({torch.cuda.get_device_name(parser.device)})"
+            if parser.device.type == "cuda"
+            else ""
+        ),
         "test_file": str(test_path),
         "settings": {},
     }

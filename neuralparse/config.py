@@ -57,6 +57,8 @@ class SystemConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+CHAR_MODELS = ("cnn", "bilstm")
+"""Character models of the encoder (:attr:`ModelConfig.char_model`)."""
 TAG_INPUTS = ("none", "soft", "predicted", "gold")
 """How tag information reaches the transition scorer (:attr:`ModelConfig.tag_input`)."""
 
@@ -88,6 +90,9 @@ class ModelConfig:
     """alpha of Kiperwasser & Goldberg's word dropout: a word of training count c is replaced
     by the unknown word with probability alpha / (alpha + c)."""
     use_chars: bool = True
+    char_model: str = "cnn"
+    """How a word's characters become a vector: cnn (a convolution with max pooling) or
+    bilstm (the end states of a character BiLSTM)."""
     char_dim: int = 32
     char_out: int = 64
     char_kernel: int = 3
@@ -122,6 +127,8 @@ class ModelConfig:
     def __post_init__(self) -> None:
         from neuralparse.errors import InputError
 
+        if self.char_model not in CHAR_MODELS:
+            raise InputError(f"model.char_model={self.char_model!r}; expected one of {CHAR_MODELS}")
         if self.tag_input not in TAG_INPUTS:
             raise InputError(f"model.tag_input={self.tag_input!r}; expected one of {TAG_INPUTS}")
         if not 1 <= self.tagger_layer <= self.lstm_layers:

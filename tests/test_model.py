@@ -22,6 +22,7 @@ from neuralparse.model import (
     mask_illegal,
     normalize_form,
 )
+from neuralparse.model.encoder import CharBiLSTM
 from neuralparse.model.vocab import vocabularies_for
 from neuralparse.training.examples import pack_mask, unpack_mask
 from tests.parser_fixtures import make_corpus
@@ -87,9 +88,12 @@ def _model(
     return model.eval(), EncodedCorpus.build(corpus, vocabs)
 
 
-@pytest.mark.parametrize("tag_input", TAG_INPUTS)
-def test_encoder_shapes_and_padding_invariance(tag_input: str) -> None:
-    config = dataclasses.replace(SMALL, tag_input=tag_input)
+@pytest.mark.parametrize(
+    ("tag_input", "char_model"),
+    [(tag_input, "cnn") for tag_input in TAG_INPUTS] + [("none", "bilstm"), ("gold", "bilstm")],
+)
+def test_encoder_shapes_and_padding_invariance(tag_input: str, char_model: str) -> None:
+    config = dataclasses.replace(SMALL, tag_input=tag_input, char_model=char_model)
     model, encoded = _model(config=config)
     ids = torch.arange(len(encoded))
     batch = encoded.batch(ids)
@@ -160,6 +164,7 @@ def test_best_tags_never_predict_padding_or_unknown() -> None:
         ({"tagger_layer": 3}, "not a layer"),
         ({"gold_tag_rate": 1.5}, "probability"),
         ({"upos_loss_weight": -1.0}, "negative"),
+        ({"char_model": "lstm"}, "char_model"),
     ],
 )
 def test_bad_tagger_configurations_are_refused(changes: dict, message: str) -> None:
@@ -167,8 +172,25 @@ def test_bad_tagger_configurations_are_refused(changes: dict, message: str) -> N
         dataclasses.replace(SMALL, **changes)
 
 
-def test_unknown_words_still_get_character_vectors() -> None:
-    model, encoded = _model()
+def test_character_bilstm_reads_each_word_alone() -> None:
+    """Padding after a word (other words of the batch are longer) changes nothing, and the
+    vector depends on the first and the last characters."""
+    torch.manual_seed(0)
+    chars = CharBiLSTM(n_chars=12, char_dim=5, out_dim=8)
+    words = torch.tensor([[3, 4, 5, 0, 0], [6, 7, 0, 0, 0], [3, 4, 5, 9, 9], [2, 4, 5, 0, 0]])
+    together = chars(words)
+    assert together.shape == (4, 8)
+    torch.testing.assert_close(chars(words[1:2, :2])[0], together[1])
+    torch.testing.assert_close(chars(words[:1, :3])[0], together[0])
+    assert not torch.allclose(together[0], together[2])  # longer word
+    assert not torch.allclose(together[0], together[3])  # other first character
+    with pytest.raises(ValueError, match="even"):
+        CharBiLSTM(n_chars=12, char_dim=5, out_dim=7)
+
+
+@pytest.mark.parametrize("char_model", ["cnn", "bilstm"])
+def test_unknown_words_still_get_character_vectors(char_model: str) -> None:
+    model, encoded = _model(config=dataclasses.replace(SMALL, char_model=char_model))
     batch = encoded.batch(torch.tensor([0]))
     batch.words[:] = torch.where(batch.words != PAD_INDEX, UNK_INDEX, PAD_INDEX)
     vectors = model.encoder.word_vectors(batch)[0]

@@ -48,6 +48,31 @@ class CharEncoder(nn.Module):
         return hidden.masked_fill(pad, float("-inf")).amax(2).clamp(min=-1e4).tanh()
 
 
+class CharBiLSTM(nn.Module):
+    """A word's characters -> one vector: the last states of a forward and a backward LSTM
+    over the character embeddings (they see the word's ends, where prefixes and suffixes
+    carry its morphology; Ballesteros et al. 2015)."""
+
+    def __init__(self, n_chars: int, char_dim: int, out_dim: int) -> None:
+        super().__init__()
+        if out_dim % 2:
+            raise ValueError(f"a character BiLSTM needs an even output size, got {out_dim}")
+        self.embed = nn.Embedding(n_chars, char_dim, padding_idx=PAD_INDEX)
+        self.forward_lstm = nn.LSTM(char_dim, out_dim // 2, batch_first=True)
+        self.backward_lstm = nn.LSTM(char_dim, out_dim // 2, batch_first=True)
+
+    def forward(self, chars: Tensor) -> Tensor:
+        """``chars [U, C]`` -> ``[U, out_dim]``."""
+        lengths = (chars != PAD_INDEX).sum(1).clamp(min=1)
+        embedded = self.embed(chars)
+        index = reversal_index(lengths, chars.shape[1])[:, :, None]
+        last = (lengths - 1)[:, None, None]
+        ahead, _ = self.forward_lstm(embedded)
+        behind, _ = self.backward_lstm(embedded.gather(1, index.expand_as(embedded)))
+        ends = [h.gather(1, last.expand(-1, 1, h.shape[2]))[:, 0] for h in (ahead, behind)]
+        return torch.cat(ends, 1)
+
+
 def reversal_index(lengths: Tensor, width: int) -> Tensor:
     """``[B, width]`` positions that reverse each sequence within its length and leave the
     padding in place (an involution: applying it twice restores the order)."""
@@ -108,8 +133,12 @@ class Encoder(nn.Module):
         dim = config.word_dim
         self.chars = self.upos = self.xpos = self.feats = None
         if vocabs.chars is not None:
-            self.chars = CharEncoder(
-                len(vocabs.chars), config.char_dim, config.char_out, config.char_kernel
+            self.chars = (
+                CharBiLSTM(len(vocabs.chars), config.char_dim, config.char_out)
+                if config.char_model == "bilstm"
+                else CharEncoder(
+                    len(vocabs.chars), config.char_dim, config.char_out, config.char_kernel
+                )
             )
             dim += config.char_out
         tag_dims = {"upos": config.upos_dim, "xpos": config.xpos_dim, "feats": config.feats_dim}

@@ -148,7 +148,12 @@ def greedy_parse_corpus(
         model,
         system,
         corpus,
-        lambda batch, table: greedy_decode(model, system, batch, table),
+        greedy_decoder(model, system),
         batch_tokens=batch_tokens,
         device=device,
     )
+
+
+def greedy_decoder(model: ParserModel, system: TransitionSystem) -> Decoder:
+    """:func:`greedy_decode` as a :data:`Decoder` of :func:`parse_corpus`."""
+    return lambda batch, table: greedy_decode(model, system, batch, table)

@@ -48,7 +48,7 @@ from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import mask_illegal
 from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies, vocabularies_for
 from neuralparse.search import SEARCHES
-from neuralparse.search.greedy import greedy_decode, parse_corpus_with_tags
+from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 from neuralparse.training import distributed
 from neuralparse.training.batching import token_batches
@@ -223,7 +223,7 @@ def evaluate_parser(
         model,
         system,
         corpus,
-        lambda batch, table: greedy_decode(model, system, batch, table),
+        greedy_decoder(model, system),
         batch_tokens=batch_tokens,
         device=device,
     )
