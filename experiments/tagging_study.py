@@ -75,8 +75,6 @@ SCORE_KEYS = (
     "nonproj_recall",
     "crossed_recall",
 )
-TAG_KEYS = ("upos", "xpos", "ufeats", "alltags", "mlas")
-"""Scores that depend on the output's tags: meaningful for a tagging model only."""
 
 
 def run_directory(out: Path, data: str, variant: str, seed: int) -> Path:
@@ -123,7 +121,7 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
 
     from neuralparse import Parser
     from neuralparse.config import DataConfig, resolve_data_files
-    from neuralparse.evaluation import evaluate
+    from neuralparse.evaluation import evaluate, predicted_tag_scores_only
     from neuralparse.io import read_conllu
 
     torch.set_num_threads(threads)
@@ -156,9 +154,9 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         start = time.perf_counter()
         predicted = parser.parse(given, tags="predict" if tagging else "keep")
         seconds = time.perf_counter() - start
-        scores = evaluate(gold, predicted).to_dict()
-        if not tagging:  # the output's tags are the input's, not predictions
-            scores.update({key: None for key in TAG_KEYS})
+        scores = predicted_tag_scores_only(
+            evaluate(gold, predicted).to_dict(), parser.model.tagged_columns
+        )
         summary["settings"][setting] = {
             **{key: scores.get(key) for key in SCORE_KEYS},
             "seconds": seconds,

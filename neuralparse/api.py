@@ -20,7 +20,7 @@ from typing import Any, TextIO
 import torch
 
 from neuralparse.errors import InputError
-from neuralparse.evaluation import evaluate
+from neuralparse.evaluation import evaluate, predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
@@ -146,7 +146,8 @@ class Parser:
         """Parse the words of a gold CoNLL-U file and score the result against it: the
         evaluation module's metrics (CoNLL 2018 definitions, percentages; see
         :mod:`neuralparse.evaluation`).  A tagging model's tags are its own predictions
-        (UPOS, XPOS, UFeats, AllTags); a gold-tag model predicts none, so those are ``None``.
+        (UPOS, XPOS, UFeats, AllTags, MLAS); scores of columns it does not predict are
+        ``None`` (a gold-tag model predicts none).
         ``untagged=True`` parses the words with UPOS/XPOS/FEATS blanked, as text that nobody
         tagged comes."""
         gold_sentences = read_conllu(Path(gold) if not isinstance(gold, Path) else gold)
@@ -156,9 +157,7 @@ class Parser:
                 s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s), feats=["_"] * len(s))
                 for s in gold_sentences
             ]
-        tagging = bool(self.model.tagged_columns)
-        options.setdefault("tags", "predict" if tagging else "keep")
+        columns = self.model.tagged_columns
+        options.setdefault("tags", "predict" if columns else "keep")
         scores = evaluate(gold_sentences, self.parse(given, **options)).to_dict()
-        if not tagging:  # the output's tags are the input's, not the model's
-            scores.update(dict.fromkeys(("upos", "xpos", "ufeats", "alltags", "mlas")))
-        return scores
+        return predicted_tag_scores_only(scores, columns if options["tags"] == "predict" else ())

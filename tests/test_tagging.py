@@ -11,6 +11,7 @@ import torch
 
 from neuralparse import Parser
 from neuralparse.errors import InputError
+from neuralparse.evaluation import predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.training.checkpoint import load_checkpoint, save_checkpoint
 from neuralparse.training.trainer import train
@@ -159,3 +160,18 @@ def test_a_checkpoint_from_before_the_tagger_loads_as_a_gold_tag_model(
     assert [s.heads for s in parser.parse(sentences)] == [s.heads for s in new.parse(sentences)]
     state = {k: v for k, v in parser.model.state_dict().items()}
     assert all(torch.equal(v, new.model.state_dict()[k]) for k, v in state.items())
+
+
+def test_scores_of_columns_the_model_copied_are_not_reported() -> None:
+    scores = {"las": 80.0, "upos": 100.0, "xpos": 100.0, "ufeats": 99.0, "alltags": 99.0}
+    scores |= {"mlas": 70.0, "lemmas": 100.0, "blex": 60.0}
+    assert predicted_tag_scores_only(scores, ("upos", "feats")) == {
+        "las": 80.0,
+        "upos": 100.0,
+        "xpos": None,  # copied from the input: would score a tagger that never ran
+        "ufeats": 99.0,
+        "alltags": None,
+        "mlas": 70.0,
+        "lemmas": None,
+        "blex": None,
+    }

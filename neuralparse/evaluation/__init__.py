@@ -27,6 +27,7 @@ from neuralparse.evaluation.metrics import (
     evaluate,
     evaluate_files,
     is_punctuation,
+    predicted_tag_scores_only,
     tag_columns,
 )
 
@@ -48,6 +49,7 @@ __all__ = [
     "evaluate",
     "evaluate_files",
     "is_punctuation",
+    "predicted_tag_scores_only",
     "tag_columns",
     "universal_features",
     "universal_label",

@@ -69,7 +69,7 @@ files whose sentences or words differ (:class:`~neuralparse.errors.InputError`).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -136,6 +136,18 @@ TAG_SCORE_COLUMNS: Mapping[str, tuple[str, ...]] = {
 
 #: The CoNLL 2018 content-word scores, reported as F1 (see :class:`F1Counts`).
 F1_KEYS: tuple[str, ...] = ("clas", "mlas", "blex")
+
+
+def predicted_tag_scores_only(scores: dict[str, Any], predicted: Iterable[str]) -> dict[str, Any]:
+    """``scores`` (a :meth:`Scores.to_dict`) with every score that depends on a tag column
+    (:data:`TAG_SCORE_COLUMNS`) set to ``None`` unless all its columns are among
+    ``predicted``: a column the system copied from its input would score its tagger as
+    perfect."""
+    have = set(predicted)
+    return {
+        key: None if key in TAG_SCORE_COLUMNS and not set(TAG_SCORE_COLUMNS[key]) <= have else value
+        for key, value in scores.items()
+    }
 
 
 def is_punctuation(form: str) -> bool:

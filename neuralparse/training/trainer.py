@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from neuralparse.config import ModelConfig, TrainConfig, resolve_data_files
 from neuralparse.errors import InputError
-from neuralparse.evaluation import ScoreAccumulator, TagColumns
+from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
@@ -247,10 +247,12 @@ def evaluate_parser(
                 predicted.get("feats", sentence.feats),
             ),
         )
-    return accumulator.result().to_dict()
+    return predicted_tag_scores_only(accumulator.result().to_dict(), classes)
 
 
-def tag_loss(tag_scores: dict[str, torch.Tensor], batch: ModelInput, weights: dict[str, float]):
+def tag_loss(
+    tag_scores: dict[str, torch.Tensor], batch: ModelInput, weights: dict[str, float]
+) -> torch.Tensor:
     """The weighted sum of the tagging heads' mean cross-entropies over the words of
     ``batch`` (zero for a model without heads)."""
     total = torch.zeros((), device=batch.lengths.device)
