@@ -2,11 +2,13 @@
 
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
-        [input_format=auto|conllu|text] [tags=auto|predict|keep] [lenient=true]
+        [input_format=auto|conllu|text] [tags=auto|predict|keep] [deps=clear|keep] [lenient=true]
         [progress=false] [threads=N] [cuda_graphs=false]
 
 ``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL and
-the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells);
+the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells) and
+DEPS, which becomes ``_`` (with the empty nodes of the enhanced graph left out) unless
+``deps=keep``;
 plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U with the
 model's tags.  The input
 is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded.
@@ -46,6 +48,9 @@ class PredictConfig:
     tags: str = "auto"
     """UPOS/XPOS/FEATS of the output: auto (fill the empty ones with the model's
     predictions), predict (overwrite all) or keep (as given)."""
+    deps: str = "clear"
+    """DEPS of the output: clear (``_``, empty nodes left out: the input's enhanced graph does
+    not match the predicted tree) or keep."""
     lenient: bool = False
     """Skip malformed CoNLL-U sentences (counted in the final message) instead of failing."""
     device: str = "auto"
@@ -92,6 +97,7 @@ def main(cfg: DictConfig) -> None:
             chunk_size=cfg.chunk_size,
             cuda_graphs=cfg.cuda_graphs,
             tags=cfg.tags,
+            deps=cfg.deps,
         )
         device = resolve_device(cfg.device)
         parser = load_parser(cfg.checkpoint, device)

@@ -17,7 +17,9 @@ decodes its lifted labels there) and back into its own sentence with
 tagging model's UPOS / XPOS / FEATS go into the sentence too, as ``tags`` says: ``auto`` fills
 the words whose column is ``_`` (all of them for plain text) and keeps given tags, ``predict``
 overwrites every word's tags, ``keep`` changes no tag.  The parser itself never reads the
-input's tags (unless it is a gold-tag model), so ``tags`` changes no tree.
+input's tags (unless it is a gold-tag model), so ``tags`` changes no tree.  DEPS (the
+enhanced graph) is written as ``_``, and empty nodes are left out, unless ``deps="keep"``:
+the input's enhanced graph belongs to the input's tree, not to the predicted one.
 
 Under ``torchrun --nproc_per_node=N`` every rank reads the same input; rank ``r`` parses the
 sentences ``r, r + N, ...`` of each chunk, rank 0 gathers the parsed chunk and writes it in
@@ -62,6 +64,8 @@ STDIO = "-"
 
 INPUT_FORMATS = ("auto", "conllu", "text")
 TAG_MODES = ("auto", "predict", "keep")
+DEPS_MODES = ("clear", "keep")
+"""What prediction does with the DEPS column (enhanced dependencies) of its input."""
 """What prediction does with the UPOS / XPOS / FEATS columns (see the module docstring)."""
 _DETECT_LINES = 50  # what detect_format reads at most
 
@@ -89,12 +93,17 @@ class PredictOptions:
     tags: str = "auto"
     """UPOS / XPOS / FEATS of the output: ``auto`` fills the empty (``_``) ones with the
     model's predictions, ``predict`` overwrites all, ``keep`` leaves them as given."""
+    deps: str = "clear"
+    """DEPS of the output: ``clear`` writes ``_`` (the input's enhanced graph describes the
+    input's tree, not the predicted one; empty nodes go with it), ``keep`` leaves it."""
 
     def __post_init__(self) -> None:
         if self.search not in SEARCHES:
             raise InputError(f"unknown search {self.search!r}; available: {list(SEARCHES)}")
         if self.tags not in TAG_MODES:
             raise InputError(f"unknown tags mode {self.tags!r}; available: {TAG_MODES}")
+        if self.deps not in DEPS_MODES:
+            raise InputError(f"unknown deps mode {self.deps!r}; available: {DEPS_MODES}")
         for name in ("beam_size", "batch_size", "batch_tokens", "beam_batch_tokens", "chunk_size"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be positive, got {getattr(self, name)}")
@@ -210,7 +219,7 @@ def parse_sentences(
                     for column, vocab in tag_names.items()
                 }
                 result = with_predicted_tags(result, predicted, options.tags)
-            parsed[index] = result
+            parsed[index] = result.without_deps() if options.deps == "clear" else result
             words += n
         if on_batch is not None:
             on_batch(len(ids), words)

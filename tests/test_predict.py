@@ -117,13 +117,33 @@ def test_conllu_keeps_every_column_but_head_and_deprel(checkpoint: Path, tmp_pat
     source = tmp_path / "in.conllu"
     source.write_bytes(RICH_CONLLU.encode())
     out = tmp_path / "out.conllu"
-    predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep")
+    predict(
+        f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep", "deps=keep"
+    )
     output = out.read_bytes().decode()
     assert_only_head_and_deprel_changed(RICH_CONLLU, output)
     parsed = read_conllu(out)  # strict reading: well-formed single-rooted trees
     assert [s.sent_id for s in parsed] == ["a", "b", "#3"]
     assert_parsed(parsed, training_labels(checkpoint))
     assert not (tmp_path / "out.conllu.partial").exists()
+
+
+def test_deps_of_the_input_are_cleared_by_default(checkpoint: Path, tmp_path: Path) -> None:
+    """The input's enhanced graph describes its own tree, not the predicted one."""
+    source = tmp_path / "in.conllu"
+    source.write_bytes(RICH_CONLLU.encode())
+    out = tmp_path / "out.conllu"
+    predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep")
+    written = out.read_bytes().decode()
+    assert "3.1\tghost" not in written  # the empty node of the enhanced graph
+    before = [ln for ln in RICH_CONLLU.splitlines() if "\t" in ln and "." not in ln.split("\t")[0]]
+    after = [ln for ln in written.splitlines() if "\t" in ln]
+    assert len(before) == len(after)
+    for old, new in zip(before, after, strict=True):
+        old_cells, new_cells = old.split("\t"), new.split("\t")
+        assert new_cells[8] == ("_" if old_cells[0].isdigit() else old_cells[8])
+        keep = [0, 1, 2, 3, 4, 5, 9] if old_cells[0].isdigit() else range(10)
+        assert [new_cells[i] for i in keep] == [old_cells[i] for i in keep]
 
 
 def test_plain_text_through_stdin_and_stdout_with_beam(checkpoint: Path, tmp_path: Path) -> None:

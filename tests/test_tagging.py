@@ -98,7 +98,13 @@ def test_predict_writes_tags_and_keeps_every_other_byte(joint: Parser, tmp_path:
     save_checkpoint(checkpoint, joint.loaded.checkpoint)
     for mode in TAG_MODES_ORDER:
         out = tmp_path / f"{mode}.conllu"
-        predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}", f"tags={mode}")
+        predict(
+            f"checkpoint={checkpoint}",
+            f"input={source}",
+            f"output={out}",
+            f"tags={mode}",
+            "deps=keep",
+        )
         before = RICH_CONLLU.splitlines(keepends=True)
         after = out.read_bytes().decode().splitlines(keepends=True)
         assert after[len(before) :] == ["\n"]  # the last sentence gets its blank line
