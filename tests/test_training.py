@@ -392,3 +392,22 @@ def test_torchrun_trains_with_two_cpu_processes(tmp_path: Path) -> None:
     assert 0.5 * words < records[0]["train_words"] <= words
     assert "2 process(es)" in done.stderr + done.stdout
     assert load_parser(run_dir / CHECKPOINT_NAME).system.name == "arc_eager"
+
+
+def test_training_stops_by_patience_or_update_budget_and_says_why(tmp_path: Path) -> None:
+    corpus = make_corpus(12, seed=4)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    # lr 0 learns nothing: dev LAS never improves after epoch 1, so patience 2 ends at 3.
+    cfg = tiny_config(tmp_path / "a", corpus, max_epochs=50, patience=2, lr=0.0)
+    result = train(cfg, tmp_path / "a" / "run")
+    stopped = json.loads((tmp_path / "a" / "run" / METRICS_NAME).read_text().splitlines()[-1])
+    assert stopped["stopped"] == "patience: no better dev LAS for 2 epochs"
+    assert (stopped["best_epoch"], stopped["epochs"]) == (1, 3) == (result.best_epoch, 3)
+    # One update per epoch (the whole corpus is one batch): the budget ends at epoch 2.
+    cfg = tiny_config(tmp_path / "b", corpus, max_epochs=50, patience=50, max_updates=2)
+    train(cfg, tmp_path / "b" / "run")
+    records = (tmp_path / "b" / "run" / METRICS_NAME).read_text().splitlines()
+    stopped = json.loads(records[-1])
+    assert stopped["stopped"] == "max_updates (2) reached" and stopped["epochs"] == 2
+    assert stopped["updates"] == 2
