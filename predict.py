@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 
 # Before torch is imported: idle OpenMP threads sleep instead of spinning (see train.py).
@@ -71,11 +72,17 @@ class PredictConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM as SystemExit, so that the output's temporary file is removed on the way out."""
+    raise SystemExit(128 + signum)
+
+
 @hydra.main(version_base="1.3", config_path="conf", config_name="predict")
 def main(cfg: DictConfig) -> None:
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="[%(asctime)s][%(name)s] %(message)s"
     )
+    signal.signal(signal.SIGTERM, _terminate)
     import torch
 
     from neuralparse.prediction import PredictOptions, predict_file

@@ -38,16 +38,23 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 import torch
 from torch import Tensor
 from tqdm import tqdm
 
 from neuralparse.errors import InputError
-from neuralparse.io import ReadReport, Sentence, detect_format, iter_conllu, iter_text
+from neuralparse.io import ReadReport, Sentence, iter_conllu, iter_text
 from neuralparse.io.sentence import UNSPECIFIED
-from neuralparse.io.sources import ENCODING
+from neuralparse.io.sources import (
+    ENCODING,
+    decoded_lines,
+    guarded_lines,
+    partial_file,
+    replacing,
+)
+from neuralparse.io.text import explain_format, probe
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.vocab import Vocabulary, column_present
 from neuralparse.search import SEARCHES
@@ -67,7 +74,6 @@ TAG_MODES = ("auto", "predict", "keep")
 DEPS_MODES = ("clear", "keep")
 """What prediction does with the DEPS column (enhanced dependencies) of its input."""
 """What prediction does with the UPOS / XPOS / FEATS columns (see the module docstring)."""
-_DETECT_LINES = 50  # what detect_format reads at most
 
 
 @dataclass(frozen=True)
@@ -327,20 +333,39 @@ def predict_stream(
 # -- files ---------------------------------------------------------------------------------
 
 
+FORMAT_NAMES = {"conllu": "CoNLL-U", "text": "plain text"}
+
+
 def _peek(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
-    head = list(itertools.islice(lines, _DETECT_LINES))
+    """The lines that format detection reads, and all of ``lines`` again."""
+    head = probe(lines)
     return head, itertools.chain(head, lines)
 
 
-def _detect_path_format(path: Path) -> str:
+def _detect_path_format(path: Path) -> tuple[str, str]:
+    """The format of the file ``path`` and why (see :func:`explain_format`)."""
     try:
         with path.open("rb") as handle:
-            head = [
-                raw.decode(ENCODING, "replace") for raw in itertools.islice(handle, _DETECT_LINES)
-            ]
+            head = probe(decoded_lines(handle))
     except OSError as error:
         raise InputError(f"cannot read input: {error.strerror}", source=str(path)) from None
-    return detect_format(head)
+    return explain_format(head)
+
+
+def _log_format(name: str, fmt: str, why: str | None) -> None:
+    """Say how the input is read; for a detected format, why, and how to override it."""
+    if why is None:
+        log.info("%s: reading %s input (input_format=%s)", name, FORMAT_NAMES[fmt], fmt)
+        return
+    other = "text" if fmt == "conllu" else "conllu"
+    log.info(
+        "%s: detected %s input: %s (set input_format=%s to read it as %s)",
+        name,
+        FORMAT_NAMES[fmt],
+        why,
+        other,
+        FORMAT_NAMES[other],
+    )
 
 
 @contextmanager
@@ -353,45 +378,73 @@ def open_sentences(
 ) -> Iterator[Iterator[Sentence]]:
     """The sentences of ``source`` (a path, ``-`` for standard input, or an open text file)
     as CoNLL-U or plain pre-tokenized text (``input_format``: ``auto`` detects it from the
-    first lines).  CoNLL-U needs no tree (HEAD may be ``_``); ``lenient`` skips malformed
-    CoNLL-U sentences and counts them in ``report``."""
+    first lines, see :func:`~neuralparse.io.detect_format`, and logs what it found and why).
+    CoNLL-U needs no tree (HEAD may be ``_``); ``lenient`` skips malformed CoNLL-U sentences,
+    those with bytes that are not UTF-8 included, and counts them in ``report``.
+
+    Standard input is read like a file, in binary and line by line, so that its bytes, line
+    endings and error messages (``<stdin>``, line, sentence) are those a file would give."""
     if input_format not in INPUT_FORMATS:
         raise InputError(f"unknown input_format {input_format!r}; available: {INPUT_FORMATS}")
     report = report if report is not None else ReadReport()
-    stdin: io.TextIOWrapper | None = None
+    why: str | None = None
     if isinstance(source, str | os.PathLike) and str(source) != STDIO:
         path = Path(source)
         if not path.is_file():
             raise InputError("input file not found", source=str(path))
         name, lines = str(path), None
-        fmt = _detect_path_format(path) if input_format == "auto" else input_format
+        fmt = input_format
+        if input_format == "auto":
+            fmt, why = _detect_path_format(path)
     else:
-        if isinstance(source, str | os.PathLike):  # "-": bytes as they come, \r\n kept
-            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding=ENCODING, newline="")
-            handle: TextIO = stdin
+        if isinstance(source, str | os.PathLike):  # "-"
             name = "<stdin>"
+            raw = decoded_lines(sys.stdin.buffer)
         else:
-            handle = source
             name = str(getattr(source, "name", "<file>"))
-        head, lines = _peek(iter(handle))
-        fmt = detect_format(head) if input_format == "auto" else input_format
+            raw = guarded_lines(source, name)
+        head, lines = _peek(raw)
+        fmt = input_format
+        if input_format == "auto":
+            fmt, why = explain_format(head)
+    _log_format(name, fmt, why)
     origin: Any = lines if lines is not None else str(source)
     report.source = name
+    if fmt == "conllu":
+        yield iter_conllu(origin, lenient=lenient, check_tree=False, report=report, name=name)
+    else:
+        yield iter_text(origin, name=name)
+
+
+def _writable_partial(path: Path) -> tuple[IO[Any], Path]:
+    """The temporary file of the output ``path`` (:func:`partial_file`), or an
+    :class:`InputError` saying why ``path`` cannot be written."""
+    if path.is_dir():
+        raise InputError("output is a folder; give a file name", source=str(path))
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError("output file is not writable", source=str(path))
     try:
-        if fmt == "conllu":
-            yield iter_conllu(origin, lenient=lenient, check_tree=False, report=report, name=name)
-        else:
-            yield iter_text(origin, name=name)
-    finally:
-        if stdin is not None:
-            stdin.detach()  # leave sys.stdin usable
+        return partial_file(path)
+    except FileNotFoundError:
+        raise InputError(f"output folder {path.parent} does not exist", source=str(path)) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot write in the output folder {path.parent}: {error.strerror}", source=str(path)
+        ) from None
 
 
 @contextmanager
 def open_output(dest: str | os.PathLike[str] | TextIO) -> Iterator[TextIO]:
-    """A text handle for ``dest``: a path (written to ``NAME.partial`` and renamed when
-    everything succeeded, so a failed run leaves no truncated output), ``-`` for standard
-    output, or an open text file.  Line endings are written as they are."""
+    """A text handle for ``dest``: ``-`` for standard output, an open text file, or a path.
+
+    A path is checked on entry, before anything is parsed: a missing folder, a folder, or a
+    file or folder that cannot be written is an :class:`InputError`.  It is written to a
+    temporary file of its own beside it (``.NAME.RANDOM.partial``, so runs writing the same
+    output cannot mix their text) that replaces it only when everything succeeded and is
+    removed on any other exit, so a failed or interrupted run leaves no partial output
+    (:func:`~neuralparse.io.sources.replacing`).  An existing file that is not a regular file
+    (``/dev/null``, a named pipe) is written directly: it cannot be replaced.  Line endings
+    are written as they are."""
     if not isinstance(dest, str | os.PathLike):
         yield dest
         return
@@ -404,14 +457,17 @@ def open_output(dest: str | os.PathLike[str] | TextIO) -> Iterator[TextIO]:
             stdout.detach()
         return
     path = Path(dest)
-    partial = path.with_name(path.name + ".partial")
-    try:
-        with partial.open("w", encoding=ENCODING, newline="") as handle:
-            yield handle
-        partial.replace(path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    if path.exists() and not path.is_file() and not path.is_dir():
+        try:
+            device = path.open("w", encoding=ENCODING, newline="")
+        except OSError as error:
+            raise InputError(f"cannot write output: {error.strerror}", source=str(path)) from None
+        with device:
+            yield device
+        return
+    handle, partial = _writable_partial(path)
+    with replacing(path, handle, partial) as out:
+        yield out
 
 
 def predict_file(

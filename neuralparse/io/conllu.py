@@ -22,9 +22,10 @@ guarantee forbids.  pyconll is therefore used at the edge, for interoperability
 path.
 
 Validation (strict by default; every message names the file, the 1-based line and the
-sentence id): ten tab-separated non-empty columns; word ids 1..n in order; multiword ranges
-``a-b`` with ``a < b`` placed right before word ``a`` and not overlapping; empty nodes ``i.k``
-right after word ``i`` with ``k = 1, 2, ...``; comments only before the first word line;
+sentence id): valid UTF-8 (a line that is not is reported, or its sentence skipped, like any
+other malformed line); ten tab-separated non-empty columns; word ids 1..n in order; multiword
+ranges ``a-b`` with ``a < b`` placed right before word ``a`` and not overlapping; empty nodes
+``i.k`` right after word ``i`` with ``k = 1, 2, ...``; comments only before the first word line;
 integer HEAD within ``0..n``, or ``_`` for every word (no tree; only with ``check_tree=False``);
 with ``check_tree=True`` the heads must form a tree with exactly one word attached to the root
 (:func:`neuralparse.trees.core.check_tree`).  Empty nodes and DEPS (enhanced graph) are kept
@@ -43,7 +44,14 @@ from typing import TextIO
 
 from neuralparse.errors import ConlluError, TreeError
 from neuralparse.io.sentence import COLUMNS, DEPREL_COLUMN, HEAD_COLUMN, Sentence, _Layout
-from neuralparse.io.sources import ENCODING, Source, open_lines, text_lines
+from neuralparse.io.sources import (
+    ENCODING,
+    Source,
+    open_lines,
+    printable,
+    text_lines,
+    undecodable,
+)
 from neuralparse.trees.core import check_tree as check_heads_form_tree
 
 _SENT_ID_KEY = "sent_id"
@@ -173,6 +181,9 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
             content = content[1:]  # a UTF-8 byte order mark is kept in the raw line
         if not content or content.isspace():
             continue
+        problem = undecodable(raw)
+        if problem is not None:  # the sentence id may hold the bad bytes: escape them
+            raise ConlluError(problem, source=source, line=number, sent_id=printable(sent_id))
         if start_line is None:
             start_line = number
         if content.startswith("#"):

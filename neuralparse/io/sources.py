@@ -1,18 +1,25 @@
 """Turn what a caller hands us (a path, an open file, text, lines) into named raw lines.
 
-Paths are read in binary, line by line (bounded memory), and each line is decoded on its own:
-``\\r\\n`` endings reach the parser untouched (byte-identical round trips) and a byte that is
-not UTF-8 is reported with its exact line number.
+Paths (and standard input, see :func:`decoded_lines`) are read in binary, line by line
+(bounded memory), and each line is decoded on its own: ``\\r\\n`` endings reach the parser
+untouched (byte-identical round trips), and a line that is not UTF-8 reaches the reader with its
+bad bytes marked (:func:`undecodable`), so that the reader reports it with its exact line
+number and sentence, or skips that sentence when it is lenient.
+
+Files we write go through a uniquely named temporary file beside them that replaces them only
+when everything was written (:func:`partial_file`, :func:`replacing`).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import os
+import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import IO, Any, TextIO
 
 from neuralparse.errors import InputError
 
@@ -33,21 +40,44 @@ def text_lines(text: str) -> Iterator[str]:
     return iter(io.StringIO(text, newline=""))
 
 
-def _decoded(handle: Iterable[bytes], name: str) -> Iterator[str]:
-    for number, raw in enumerate(handle, start=1):
-        try:
-            yield raw.decode(ENCODING)
-        except UnicodeDecodeError as error:
-            raise InputError(
-                f"not valid {ENCODING} (byte {error.start + 1} of the line): {error.reason}",
-                source=name,
-                line=number,
-            ) from None
+def decoded_lines(handle: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a binary stream, each decoded on its own.  A byte that is not UTF-8 becomes
+    a lone surrogate (``surrogateescape``) instead of stopping the stream here: a generator
+    that raised could not go on, and the reader, which knows the sentence, reports it
+    (:func:`undecodable`)."""
+    for raw in handle:
+        yield raw.decode(ENCODING, "surrogateescape")
 
 
-def _guarded(lines: Iterable[str], name: str) -> Iterator[str]:
+def undecodable(line: str) -> str | None:
+    """Why ``line`` (from :func:`decoded_lines`) is not valid UTF-8, or ``None`` when it is.
+
+    The bytes ``surrogateescape`` kept are lone surrogates, which valid UTF-8 never decodes
+    to and which cannot be encoded back: encoding finds them (three times faster than a
+    regular expression on Greek text)."""
+    if line.isascii():  # the common case, checked at C speed
+        return None
+    try:
+        line.encode(ENCODING)
+    except UnicodeEncodeError as error:
+        byte = len(line[: error.start].encode(ENCODING)) + 1
+        return f"not valid {ENCODING} (byte {byte} of the line)"
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` with the bytes of an undecodable line escaped (``caf\\xe9``), so that messages
+    naming it can be written anywhere."""
+    try:
+        return text.encode(ENCODING, "surrogateescape").decode(ENCODING, "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate no byte stands for (in a caller's str)
+        return text.encode(ENCODING, "backslashreplace").decode(ENCODING)
+
+
+def guarded_lines(lines: Iterable[str], name: str) -> Iterator[str]:
     """Lines of a caller's text stream, turning a decoding failure into an :class:`InputError`
-    (the line number is approximate: the stream decodes ahead in blocks)."""
+    (the line number is approximate: the stream decodes ahead in blocks, and the stream cannot
+    go on after the failure, so not even a lenient reader can skip the sentence)."""
     number = 0
     iterator = iter(lines)
     while True:
@@ -75,10 +105,53 @@ def open_lines(source: Source, name: str | None = None) -> Iterator[tuple[str, I
     elif isinstance(source, str | os.PathLike):
         name = name or str(source)
         with Path(source).open("rb") as handle:
-            yield (name, _decoded(handle, name))
+            yield (name, decoded_lines(handle))
     elif isinstance(source, io.TextIOBase) or hasattr(source, "readline"):
         name = name or str(getattr(source, "name", "<file>"))
-        yield (name, _guarded(source, name))  # type: ignore[arg-type]
+        yield (name, guarded_lines(source, name))  # type: ignore[arg-type]
     else:
         name = name or "<lines>"
-        yield (name, _guarded(source, name))
+        yield (name, guarded_lines(source, name))
+
+
+_NAME_TRIES = 100
+
+
+def partial_file(path: Path, *, binary: bool = False) -> tuple[IO[Any], Path]:
+    """A new file ``.NAME.RANDOM.partial`` beside ``path``, open for writing, and its path.
+
+    The name is unique (created with ``O_EXCL``, as :func:`tempfile.mkstemp` does), so runs
+    writing the same output never share a temporary file; it is hidden (leading dot), and it is
+    in ``path``'s folder so that renaming it over ``path`` is atomic.  Unlike ``mkstemp``'s
+    0600 the file gets the mode of any new file (0666 less the umask), which the output keeps.
+    Raises :class:`OSError` when the folder is missing or not writable.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(_NAME_TRIES):
+        partial = path.with_name(f".{path.name}.{secrets.token_hex(4)}.partial")
+        try:
+            descriptor = os.open(partial, flags, 0o666)
+        except FileExistsError:
+            continue
+        if binary:
+            return open(descriptor, "wb"), partial
+        return open(descriptor, "w", encoding=ENCODING, newline=""), partial
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", str(path))
+
+
+@contextmanager
+def replacing(path: Path, handle: IO[Any], partial: Path) -> Iterator[IO[Any]]:
+    """``handle`` (open on ``partial``, from :func:`partial_file`), closed and renamed over
+    ``path`` when the block ends normally, and removed on any other exit: an exception,
+    ``KeyboardInterrupt`` or the ``SystemExit`` of a SIGTERM handler.  A flag set after the
+    rename, not an ``except`` clause, decides, so no kind of exit is missed, and an exit
+    between the rename and the flag finds nothing left to remove."""
+    renamed = False
+    try:
+        with handle:
+            yield handle
+        os.replace(partial, path)
+        renamed = True
+    finally:
+        if not renamed:
+            partial.unlink(missing_ok=True)

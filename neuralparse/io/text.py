@@ -8,18 +8,20 @@ every other column ``_``) whose :meth:`Sentence.to_conllu` is valid CoNLL-U with
 
 from __future__ import annotations
 
-import itertools
+import re
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from neuralparse.errors import InputError
 from neuralparse.io.conllu import _Block, _parse_block
 from neuralparse.io.sentence import UNSPECIFIED, Sentence
-from neuralparse.io.sources import Source, open_lines
+from neuralparse.io.sources import Source, open_lines, undecodable
 
 Format = Literal["conllu", "text"]
 
+_BYTE_ORDER_MARK = "\ufeff"
 _PROBE_LINES = 50
+_PROBE_MAX_LINES = 10_000
 
 
 def _conllu_lines(tokens: list[str]) -> list[str]:
@@ -35,15 +37,19 @@ def iter_text(source: Source, *, name: str | None = None) -> Iterator[Sentence]:
     """Stream the sentences of plain pre-tokenized text (path, open file, text or lines).
 
     ``Sentence.line`` is the line in the text, ``sent_id`` the sentence's ordinal (``#3``).
-    Raises :class:`InputError` when the input holds no sentence.
+    Raises :class:`InputError` when the input holds no sentence, and at a line that is not
+    valid UTF-8.
     """
     with open_lines(source, name) as (source_name, lines):
         count = 0
         for number, line in enumerate(lines, start=1):
-            tokens = (line.removeprefix("\ufeff") if number == 1 else line).split()
+            tokens = (line.removeprefix(_BYTE_ORDER_MARK) if number == 1 else line).split()
             if not tokens:
                 continue
             count += 1
+            problem = undecodable(line)
+            if problem is not None:
+                raise InputError(problem, source=source_name, line=number, sent_id=f"#{count}")
             # The CoNLL-U parser builds the layout, so these sentences write like read ones.
             block = _Block(first_line=number, lines=_conllu_lines(tokens), ordinal=count)
             sentence = _parse_block(block, source_name, check_tree=False)
@@ -58,30 +64,85 @@ def read_text(source: Source, *, name: str | None = None) -> list[Sentence]:
     return list(iter_text(source, name=name))
 
 
-def _is_conllu_word_line(line: str) -> bool:
-    fields = line.rstrip("\r\n").split("\t")
-    if len(fields) != 10:
-        return False
-    token_id = fields[0]
-    return token_id.replace("-", "", 1).replace(".", "", 1).isdigit()
+_TOKEN_ID = re.compile(r"[0-9]+(?:-[0-9]+|\.[0-9]+)?")
+"""A CoNLL-U token id: a word ``3``, a multiword range ``3-4`` or an empty node ``3.1``."""
+
+
+def _is_token_id(text: str) -> bool:
+    return _TOKEN_ID.fullmatch(text) is not None
+
+
+def _looks_like_word_line(content: str) -> str | None:
+    """Why ``content`` (a line without its ending, not blank, not a comment) could be a CoNLL-U
+    word line, even a malformed one, or ``None`` when it could not."""
+    if "\t" in content:
+        fields = content.split("\t")
+        if len(fields) == 10:
+            return "has 10 tab-separated columns"
+        if _is_token_id(fields[0]):
+            return f"starts with the token id {fields[0]!r} and a tab"
+        return None
+    fields = content.split()
+    if len(fields) == 10 and _is_token_id(fields[0]):
+        head = fields[6]
+        if head == "_" or (head.isascii() and head.isdigit()):
+            return "has 10 space-separated columns: a token id first, a HEAD seventh"
+    return None
+
+
+def _probed(lines: Iterable[str]) -> Iterator[str]:
+    """The lines that detection reads: up to ``_PROBE_LINES`` lines that are neither blank nor
+    comments, so that a long header of comments cannot hide the first word lines, but never more
+    than ``_PROBE_MAX_LINES`` in all (what is read ahead is held in memory)."""
+    content = 0
+    for total, line in enumerate(lines, start=1):
+        yield line
+        stripped = line.lstrip(_BYTE_ORDER_MARK).strip()
+        content += bool(stripped) and not stripped.startswith("#")
+        if content >= _PROBE_LINES or total >= _PROBE_MAX_LINES:
+            return
+
+
+def probe(lines: Iterator[str]) -> list[str]:
+    """The first lines of ``lines`` that :func:`detect_format` reads (taken from ``lines``)."""
+    return list(_probed(lines))
+
+
+def explain_format(first_lines: Iterable[str]) -> tuple[Format, str]:
+    """:func:`detect_format`'s answer and the reason for it (for the log)."""
+    for number, line in enumerate(_probed(first_lines), start=1):
+        content = line.lstrip(_BYTE_ORDER_MARK).rstrip("\r\n")
+        stripped = content.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            if "=" in stripped:
+                return "conllu", f"line {number} is a '# key = value' comment"
+            continue
+        why = _looks_like_word_line(content)
+        if why is not None:
+            return "conllu", f"line {number} {why}"
+    return "text", "no line looks like CoNLL-U"
 
 
 def detect_format(first_lines: Iterable[str]) -> Format:
     """``"conllu"`` or ``"text"`` from the first lines of an input.
 
-    The first line that is neither blank nor a comment decides: ten tab-separated columns with
-    a token id (``3``, ``3-4``, ``3.1``) mean CoNLL-U, anything else plain text.  Lines starting
-    with ``#`` are skipped because plain text may also begin with one (a hashtag); when only
-    such lines are seen, ``# key = value`` comments mean CoNLL-U.  At most 50 lines are read.
+    An input is plain text only when none of its first lines could belong to CoNLL-U, so that
+    CoNLL-U with a mistake is read as CoNLL-U and its first bad line reported (or its sentence
+    skipped), rather than parsed as words.  A byte order mark (U+FEFF) is ignored.  A line
+    means CoNLL-U when it is
+
+    * a comment (``#`` first) holding ``=``: metadata such as ``# sent_id = 1``;
+    * a line with a tab that has ten tab-separated columns, or a token id (``3``, ``3-4``,
+      ``3.1``) before its first tab: a word line, malformed or not (nine or eleven columns, a
+      tab inside FORM, a bad id);
+    * a line without tabs of ten whitespace-separated fields, the first a token id and the
+      seventh (HEAD) an integer or ``_``: a word line whose tabs became spaces.
+
+    Everything else is text: lines of words without tabs, lines with a tab between words (as
+    long as no line looks like a word line), and comments without ``=`` (hashtags).  Detection
+    reads up to 50 lines other than blanks and comments (at most 10,000 lines in all), so a long
+    header of comments does not decide.
     """
-    comments: list[str] = []
-    for line in itertools.islice(first_lines, _PROBE_LINES):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            comments.append(stripped)
-            continue
-        return "conllu" if _is_conllu_word_line(line) else "text"
-    looks_like_metadata = bool(comments) and all("=" in c for c in comments)
-    return "conllu" if looks_like_metadata else "text"
+    return explain_format(first_lines)[0]

@@ -10,6 +10,7 @@ trained on a GPU loads on a CPU-only machine.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ import torch
 import neuralparse
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
+from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import TransitionSystem, get_system
@@ -87,11 +89,16 @@ def checkpoint_data(
 
 
 def save_checkpoint(path: str | Path, data: dict[str, Any]) -> None:
-    """Write atomically (a crash never leaves a truncated checkpoint behind)."""
+    """Write atomically: into a temporary file of its own beside ``path``
+    (``.NAME.RANDOM.partial``, so two runs saving the same checkpoint never write into one
+    file), synced to disk and renamed over ``path``, so that a crash or an interruption never
+    leaves a truncated checkpoint behind; the temporary file is removed on any failure."""
     path = Path(path)
-    partial = path.with_name(path.name + ".partial")
-    torch.save(data, partial)
-    partial.replace(path)
+    handle, partial = partial_file(path, binary=True)
+    with replacing(path, handle, partial):
+        torch.save(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
