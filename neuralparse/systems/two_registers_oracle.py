@@ -105,6 +105,30 @@ class OracleGuide:
                 return False
         return True
 
+    def clear_for_gamma(self, plan: RegisterPlan) -> bool:
+        """Whether to Clear now so that ``b`` comes back as γ for an arc no Register-Stack
+        move can build: one between ``b`` and a stack word ``w <= last`` (a word put back by
+        an earlier Clear, e.g. the head of ``b``).  Table 4's type (1) lets Register-Stack
+        reach such a word only from an uncovered R1, never from R2; after Clear, ``b`` is
+        the buffer front and the arc-eager moves build the arc.  Clear returns ``b`` as γ
+        only while ``R2 = β1 − 1`` (nothing shifted since ``b`` was stored), and it is due
+        once every other arc between a register and a word up to ``b`` is built (the arcs
+        of ``b`` further right follow after Clear)."""
+        c = self.config
+        b = plan.b
+        if c.r2 != b or c.beta1 != b + 1:
+            return False
+        behind = [w for w in (self.gold[b], *self.dependents[b]) if 0 <= w <= c.last]
+        if not any(self.unbuilt(b, w) or self.unbuilt(w, b) for w in behind):
+            return False
+        if plan.a != 0 and c.head[plan.a] is None and self.gold[plan.a] <= plan.right:
+            return False
+        if any(c.head[d] is None for d in self.dependents[plan.a] if d <= plan.right):
+            return False
+        if c.head[b] is None and self.gold[b] > c.last:
+            return False
+        return all(c.head[d] is not None for d in self.dependents[b] if c.last < d < b)
+
     def has_register_arc(self, v: int) -> bool:
         c = self.config
         return any(self.unbuilt(v, r) or self.unbuilt(r, v) for r in (c.r1, c.r2) if r is not None)
@@ -141,7 +165,7 @@ class OracleGuide:
                 return [*moves, Move.STORE_RIGHT]
             return [*moves, Move.STORE_NO_ARC]
         if c.r2 is not None:
-            if self.interval_done(plan):
+            if self.interval_done(plan) or self.clear_for_gamma(plan):
                 moves.append(Move.CLEAR)
             if s1 is not None and 0 < s1 < plan.b and self.complete(s1):
                 moves.append(Move.REDUCE)  # Register-Stack phase: uncover the next word
