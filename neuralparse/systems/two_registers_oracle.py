@@ -106,28 +106,30 @@ class OracleGuide:
         return True
 
     def clear_for_gamma(self, plan: RegisterPlan) -> bool:
-        """Whether to Clear now so that ``b`` comes back as γ for an arc no Register-Stack
-        move can build: one between ``b`` and a stack word ``w <= last`` (a word put back by
-        an earlier Clear, e.g. the head of ``b``).  Table 4's type (1) lets Register-Stack
-        reach such a word only from an uncovered R1, never from R2; after Clear, ``b`` is
-        the buffer front and the arc-eager moves build the arc.  Clear returns ``b`` as γ
-        only while ``R2 = β1 − 1`` (nothing shifted since ``b`` was stored), and it is due
-        once every other arc between a register and a word up to ``b`` is built (the arcs
-        of ``b`` further right follow after Clear)."""
+        """Whether Clear is due now so that ``b`` comes back as γ: ``b`` still has an arc
+        with a word ``w <= last`` (put back by an earlier Clear, e.g. the head of ``b``
+        when it closed the previous interval).
+
+        No Register-Stack move can build that arc: Table 4's type (1) precondition
+        ``σ1 > last ∨ (k = 1 ∧ ¬IsCovered(R1))`` never holds for R2 and ``w``.  Once Clear
+        has put ``b`` on the stack (ψ) no move joins two stack words, so the only way left
+        is γ: Clear while ``R2 = β1 − 1`` (Table 2), i.e. before anything after ``b`` is
+        shifted, and build the arc by Left-Arc/Right-Arc with ``b`` at the buffer front.
+        Clear is therefore taken as soon as the arcs that must precede it are built: every
+        arc of ``a`` with a word up to ``r`` and every arc of ``b`` with a word between
+        ``last`` and ``b`` (Register-Stack, the candidates tried before Clear).  The arcs of
+        ``b`` with words further right follow after Clear, arc-eager style."""
         c = self.config
-        b = plan.b
+        a, b = plan.a, plan.b
         if c.r2 != b or c.beta1 != b + 1:
             return False
-        behind = [w for w in (self.gold[b], *self.dependents[b]) if 0 <= w <= c.last]
-        if not any(self.unbuilt(b, w) or self.unbuilt(w, b) for w in behind):
+        partners = [w for w in (self.gold[b], *self.dependents[b]) if w < b]
+        missing = [w for w in partners if self.unbuilt(w, b) or self.unbuilt(b, w)]
+        if not any(w <= c.last for w in missing) or any(w > c.last for w in missing):
             return False
-        if plan.a != 0 and c.head[plan.a] is None and self.gold[plan.a] <= plan.right:
+        if a != 0 and c.head[a] is None and self.gold[a] <= plan.right:
             return False
-        if any(c.head[d] is None for d in self.dependents[plan.a] if d <= plan.right):
-            return False
-        if c.head[b] is None and self.gold[b] > c.last:
-            return False
-        return all(c.head[d] is not None for d in self.dependents[b] if c.last < d < b)
+        return all(c.head[d] is not None for d in self.dependents[a] if d <= plan.right)
 
     def has_register_arc(self, v: int) -> bool:
         c = self.config
