@@ -13,7 +13,11 @@ and containing every far-side vertex (Definition 3) are chosen.  Then:
 * before a word with an arc to ``a`` or ``b`` is shifted, the stack words right of ``b`` are
   reduced (type (2) precondition ``σ2 < Rright``);
 * Clear once every arc inside the interval and every arc from ``a``/``b`` to the left is
-  built; ``a``/``b``/``r`` come back through γ and ψ for their arcs further right.
+  built; ``a``/``b``/``r`` come back through γ and ψ for their arcs further right;
+* but when ``b`` has an arc with a stack word ``w <= last`` (one an earlier Clear put back),
+  which Table 4's type (1) keeps R2 from reaching by Register-Stack, Clear as soon as the
+  other register arcs are built and before anything after ``b`` is shifted, so that ``b``
+  comes back as γ and the arc is a Left-Arc/Right-Arc (:meth:`OracleGuide.clear_for_gamma`).
 
 Several pairs ``(a, b)`` may fit an interval; they are tried in order, interval by interval,
 until the derivation reproduces the tree.  Trees hit by the completeness gap of SEED-NOTES 4
