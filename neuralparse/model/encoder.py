@@ -1,9 +1,10 @@
 """BiLSTM sentence encoder with tagging heads (Kiperwasser & Goldberg 2016 §3, with a
 character model; the tagger shares the encoder as in Zhang & Weiss 2016's stack-propagation).
 
-Each word is the concatenation of a word embedding and a character-level vector (a
-convolution over the characters with max pooling, so an unknown word still gets a useful
-vector); a model that reads gold tags (``tag_input=gold``) adds UPOS / XPOS / FEATS
+Each word is the concatenation of a word embedding and a character-level vector, so that an
+unknown word still gets a useful vector: the end states of a character BiLSTM
+(``char_model=bilstm``, the default preset's) or a convolution with max pooling (``cnn``); a
+model that reads gold tags (``tag_input=gold``) adds UPOS / XPOS / FEATS
 embeddings of the input's columns.  A learned input vector stands for the artificial root 0,
 prepended to every sentence, so the root too gets a contextual BiLSTM vector.  Word dropout
 (K&G §6: a word of training count c becomes the unknown word with probability
