@@ -31,7 +31,7 @@ import hydra
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
-from neuralparse.config import SearchConfig
+from neuralparse.config import SearchConfig, check_known_keys
 from neuralparse.errors import InputError
 
 log = logging.getLogger("neuralparse.predict")
@@ -93,6 +93,7 @@ def main(cfg: DictConfig) -> None:
     if not main_process:
         log.setLevel(logging.WARNING)
     try:
+        check_known_keys(cfg, PredictConfig)
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         options = PredictOptions(

@@ -24,7 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from neuralparse.config import register_configs
+from neuralparse.config import TrainConfig, check_known_keys, register_configs
 from neuralparse.errors import InputError
 
 log = logging.getLogger("neuralparse.train")
@@ -37,9 +37,10 @@ def main(cfg: DictConfig) -> None:
 
     out = Path(HydraConfig.get().runtime.output_dir)
     main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun: rank 0 reports
-    if main_process:
-        (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     try:
+        check_known_keys(cfg, TrainConfig)
+        if main_process:
+            (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         if cfg.analysis.run and main_process:
             study = corpus_study(cfg.data, no_punct=cfg.analysis.no_punct)
             (out / "corpus_study.json").write_text(json.dumps(study, indent=2) + "\n")

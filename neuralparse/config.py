@@ -235,6 +235,27 @@ class TrainConfig:
     seed: int = 1
 
 
+def check_known_keys(cfg: Any, schema: type) -> None:
+    """Refuse keys that ``schema`` (a config dataclass) does not have.
+
+    Hydra checks ``key=value`` overrides against the schema, but ``+key=value`` *adds* a key,
+    so a misspelt ``+trainer.max_epoch=3`` would be accepted and ignored (and Hydra's own
+    error for a misspelt key suggests the ``+`` form).  Free-form mappings of the schema
+    (``system.options``) take any key."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError
+
+    from neuralparse.errors import InputError
+
+    try:
+        OmegaConf.merge(OmegaConf.structured(schema), OmegaConf.to_container(cfg))
+    except ConfigKeyError as error:
+        raise InputError(
+            f"unknown configuration key {error.full_key!r} (a '+' before a key adds a new key "
+            "and is never needed here: check its spelling)"
+        ) from None
+
+
 def register_configs() -> None:
     """Register the schemas; the YAML files under `conf/` extend them."""
     store = ConfigStore.instance()

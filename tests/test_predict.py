@@ -241,3 +241,14 @@ def test_torchrun_shards_and_writes_one_output_in_input_order(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     assert sharded.read_bytes() == single.read_bytes()
+
+
+def test_a_key_added_with_plus_must_exist(checkpoint: Path, tmp_path: Path) -> None:
+    """``+key=value`` adds a key in Hydra: a misspelt one must not be accepted and ignored."""
+    source = write_corpus(tmp_path / "in.conllu", make_corpus(2, seed=1))
+    result = predict(
+        f"checkpoint={checkpoint}", f"input={source}", "output=-", "+lenint=true", check=False
+    )
+    assert result.returncode == 2
+    assert b"unknown configuration key 'lenint'" in result.stderr
+    assert result.stdout == b""  # nothing parsed

@@ -370,6 +370,12 @@ def test_hydra_smoke_run(tmp_path: Path) -> None:
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert typo.returncode != 0 and "max_epoch" in typo.stderr
+    added = subprocess.run(
+        [*command[:-1], "+trainer.max_epoch=1", f"hydra.run.dir={tmp_path / 'plus'}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert added.returncode == 2
+    assert "unknown configuration key 'trainer.max_epoch'" in added.stdout + added.stderr
 
 
 @pytest.mark.slow
