@@ -106,14 +106,6 @@ def train_command(run_dir: Path, data: str, variant: str, seed: int, args) -> li
     return [sys.executable, str(ROOT / "train.py"), *overrides]
 
 
-def untagged(sentences):
-    """The sentences with UPOS, XPOS and FEATS blanked (``_``), as users' text comes."""
-    return [
-        s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s), feats=["_"] * len(s))
-        for s in sentences
-    ]
-
-
 def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     """Parse the run's test file tagged and untagged; write and return ``scores.json``."""
     import torch
@@ -150,7 +142,7 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "settings": {},
     }
     for setting in SETTINGS:
-        given = untagged(gold) if setting == "untagged" else gold
+        given = [s.without_tags() for s in gold] if setting == "untagged" else gold
         start = time.perf_counter()
         predicted = parser.parse(given, tags="predict" if tagging else "keep")
         seconds = time.perf_counter() - start

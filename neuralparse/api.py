@@ -151,12 +151,7 @@ class Parser:
         ``untagged=True`` parses the words with UPOS/XPOS/FEATS blanked, as text that nobody
         tagged comes."""
         gold_sentences = read_conllu(Path(gold) if not isinstance(gold, Path) else gold)
-        given = gold_sentences
-        if untagged:
-            given = [
-                s.with_tags(upos=["_"] * len(s), xpos=["_"] * len(s), feats=["_"] * len(s))
-                for s in gold_sentences
-            ]
+        given = [s.without_tags() for s in gold_sentences] if untagged else gold_sentences
         columns = self.model.tagged_columns
         options.setdefault("tags", "predict" if columns else "keep")
         scores = evaluate(gold_sentences, self.parse(given, **options)).to_dict()

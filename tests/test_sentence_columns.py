@@ -326,3 +326,11 @@ def test_treebank_rewrites_touch_only_their_column(path: Path) -> None:
     cells = _changed_cells("".join(kept_lines), cleared)
     assert {column for _, column in cells} <= {DEPS}
     assert [s.heads for s in parse_conllu_text(cleared)] == [s.heads for s in sentences]
+
+
+def test_without_tags_blanks_exactly_the_three_tag_columns() -> None:
+    sentence = Sentence.from_words(["a", "b"], upos=["DET", "NOUN"], xpos=["DT", "NN"])
+    sentence = sentence.with_tags(feats=["_", "Number=Sing"])
+    blank = sentence.without_tags()
+    assert blank.upos == blank.xpos == blank.feats == ["_", "_"]
+    assert blank.forms == sentence.forms and blank.misc == sentence.misc

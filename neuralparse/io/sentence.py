@@ -257,6 +257,11 @@ class Sentence:
         }
         return dataclasses.replace(self, **replaced)
 
+    def without_tags(self) -> Sentence:
+        """A copy with UPOS, XPOS and FEATS blanked (``_``), as text that nobody tagged."""
+        blank = [UNSPECIFIED] * len(self)
+        return self.with_tags(upos=blank, xpos=blank, feats=blank)
+
     def _checked_tags(self, column: str, values: Sequence[str]) -> list[str]:
         """``values`` as a new list after checking them as the ``column`` of every word."""
         n = len(self)
