@@ -86,8 +86,8 @@ def main(cfg: DictConfig) -> None:
     import torch
 
     from neuralparse.prediction import PredictOptions, predict_file
-    from neuralparse.training.checkpoint import load_parser
-    from neuralparse.training.trainer import resolve_device
+    from neuralparse.runtime.checkpoint import load_parser
+    from neuralparse.runtime.devices import resolve_device
 
     main_process = int(os.environ.get("RANK", "0")) == 0
     if not main_process:

@@ -61,9 +61,9 @@ from transition_cost import time_greedy
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.oracle import least_squares
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import load_parser
 from neuralparse.systems import SYSTEMS, get_system, run_oracle
-from neuralparse.training.batching import token_batches
-from neuralparse.training.checkpoint import load_parser
 
 UD = ROOT.parent / "shared" / "data" / "ud"
 DOCS = ROOT / "docs"

@@ -70,8 +70,8 @@ from neuralparse.prediction import (
     parse_sentences,
     predict_file,
 )
+from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
-from neuralparse.training.checkpoint import LoadedParser, load_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "ud" / "UD_English-EWT" / "test.conllu"

@@ -59,10 +59,10 @@ from neuralparse.errors import InputError
 from neuralparse.io import Sentence, iter_conllu, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.oracle import least_squares
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import LoadedParser, load_checkpoint, rebuild
 from neuralparse.search.greedy import greedy_decode_counted
 from neuralparse.systems import SYSTEMS, get_system, run_oracle
-from neuralparse.training.batching import token_batches
-from neuralparse.training.checkpoint import LoadedParser, load_checkpoint, rebuild
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from neuralparse.version import __version__
 
 __all__ = ["Parser", "__version__"]
 
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: the API pulls in torch and the model, and the checkpoint module itself imports
-    # neuralparse for __version__ (an eager import here would be circular).
+    # Lazy: the API pulls in torch and the model; `import neuralparse` alone stays light.
     if name == "Parser":
         from neuralparse.api import Parser
 

@@ -25,9 +25,9 @@ from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, predict_stream
+from neuralparse.runtime.checkpoint import LoadedParser, load_parser
+from neuralparse.runtime.devices import resolve_device
 from neuralparse.systems import TransitionSystem
-from neuralparse.training.checkpoint import LoadedParser, load_parser
-from neuralparse.training.trainer import resolve_device
 
 SentenceLike = str | Sequence[str] | Sentence
 """A sentence to parse: whitespace-separated tokens, a list of tokens, or a Sentence (its

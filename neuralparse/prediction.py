@@ -57,12 +57,12 @@ from neuralparse.io.sources import (
 from neuralparse.io.text import explain_format, probe
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.vocab import Vocabulary, column_present
+from neuralparse.runtime import distributed
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import LoadedParser
 from neuralparse.search import SEARCHES
 from neuralparse.search.graphs import GraphedGreedy, supports_graphs
 from neuralparse.search.greedy import greedy_decode
-from neuralparse.training import distributed
-from neuralparse.training.batching import token_batches
-from neuralparse.training.checkpoint import LoadedParser
 
 log = logging.getLogger("neuralparse.predict")
 

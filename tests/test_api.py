@@ -12,8 +12,8 @@ from neuralparse.errors import InputError
 from neuralparse.evaluation import CORE_KEYS
 from neuralparse.io import Sentence, parse_conllu_text, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.runtime.checkpoint import CheckpointError
 from neuralparse.search import greedy_parse_corpus
-from neuralparse.training.checkpoint import CheckpointError
 from neuralparse.trees.core import check_tree
 from tests.parser_fixtures import make_corpus
 from tests.test_predict import RICH_CONLLU, predict, train_tiny_checkpoint

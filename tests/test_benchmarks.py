@@ -12,8 +12,8 @@ import torch
 
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
 from neuralparse.search.greedy import greedy_decode
-from neuralparse.training.checkpoint import checkpoint_data, save_checkpoint
 from tests.parser_fixtures import make_corpus, write_corpus
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

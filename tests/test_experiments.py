@@ -19,9 +19,9 @@ from neuralparse.config import ModelConfig
 from neuralparse.evaluation.metrics import ScoreAccumulator
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model import EncodedCorpus, ParserModel, build_vocabularies
+from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
 from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
 from neuralparse.systems import get_system
-from neuralparse.training.checkpoint import checkpoint_data, save_checkpoint
 from neuralparse.trees.core import check_tree, is_projective
 from tests.parser_fixtures import LABELS, make_corpus, write_corpus
 

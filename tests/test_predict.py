@@ -13,7 +13,7 @@ import torch
 
 from neuralparse.io import Sentence, parse_conllu_text, read_conllu
 from neuralparse.prediction import PredictOptions, batches_by_length, predict_stream
-from neuralparse.training.checkpoint import LoadedParser, load_parser
+from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.training.trainer import train
 from neuralparse.trees.core import check_tree
 from tests.parser_fixtures import make_corpus, write_corpus

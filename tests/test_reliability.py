@@ -25,8 +25,8 @@ import torch
 from neuralparse.errors import ConlluError, InputError
 from neuralparse.io import ReadReport, Sentence, detect_format, parse_conllu_text
 from neuralparse.prediction import open_output, open_sentences, predict_file
-from neuralparse.training import checkpoint as checkpoint_module
-from neuralparse.training.checkpoint import save_checkpoint
+from neuralparse.runtime import checkpoint as checkpoint_module
+from neuralparse.runtime.checkpoint import save_checkpoint
 from tests.test_predict import train_tiny_checkpoint
 
 REPO = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ from neuralparse import Parser
 from neuralparse.errors import InputError
 from neuralparse.evaluation import predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
-from neuralparse.training.checkpoint import load_checkpoint, save_checkpoint
+from neuralparse.runtime.checkpoint import load_checkpoint, save_checkpoint
 from neuralparse.training.trainer import train
 from tests.parser_fixtures import UPOS, make_corpus, write_corpus
 from tests.test_predict import RICH_CONLLU, predict

@@ -17,10 +17,8 @@ from neuralparse.config import TrainConfig, register_configs
 from neuralparse.errors import InputError
 from neuralparse.model import ParserModel
 from neuralparse.model.parser import summary_features
-from neuralparse.search import greedy_parse_corpus
-from neuralparse.systems import get_system
-from neuralparse.training.batching import token_batches
-from neuralparse.training.checkpoint import (
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import (
     FORMAT_VERSION,
     CheckpointError,
     checkpoint_data,
@@ -28,6 +26,8 @@ from neuralparse.training.checkpoint import (
     load_parser,
     save_checkpoint,
 )
+from neuralparse.search import greedy_parse_corpus
+from neuralparse.systems import get_system
 from neuralparse.training.examples import extract_oracle_examples
 from neuralparse.training.trainer import (
     CHECKPOINT_NAME,

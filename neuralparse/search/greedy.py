@@ -18,8 +18,8 @@ from torch import Tensor
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import TokenTable, mask_illegal
+from neuralparse.runtime.batching import token_batches
 from neuralparse.systems import State, TransitionSystem
-from neuralparse.training.batching import token_batches
 
 TERMINAL_CHECK_EVERY = 16
 """Steps between termination checks on an accelerator (every step on the CPU)."""

@@ -3,7 +3,7 @@
 :func:`prepare` does everything that can fail on bad input first (system name, data files,
 reading, label inventory), then transforms the training trees into the system's class,
 builds vocabularies and extracts the oracle configurations once.  :func:`train` runs the
-epochs: batches by token count (:func:`~neuralparse.training.batching.token_batches`), one
+epochs: batches by token count (:func:`~neuralparse.runtime.batching.token_batches`), one
 cross-entropy step over *all* configurations of a batch's sentences at once (the encoder runs
 once per batch, the scorer once over the gathered configurations), Adam with gradient
 clipping, greedy dev evaluation with the evaluation module's scores after each epoch, the
@@ -47,18 +47,19 @@ from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import mask_illegal
 from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies, vocabularies_for
-from neuralparse.search import SEARCHES
-from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
-from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
-from neuralparse.training import distributed
-from neuralparse.training.batching import token_batches
-from neuralparse.training.checkpoint import (
+from neuralparse.runtime import distributed
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import (
     checkpoint_data,
     load_checkpoint,
     load_parser,
     rebuild,
     save_checkpoint,
 )
+from neuralparse.runtime.devices import resolve_device
+from neuralparse.search import SEARCHES
+from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
+from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 from neuralparse.training.examples import OracleExamples, extract_oracle_examples
 from neuralparse.training.transforms import TransformReport, prepare_trees
 
@@ -99,14 +100,6 @@ class Prepared:
     transform_report: TransformReport
     not_reproduced: int
     unseen_dev_labels: Counter[str] = field(default_factory=Counter)
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"trainer.device={name} but CUDA is not available")
-    return torch.device(name)
 
 
 def check_system_name(name: str) -> None:
@@ -355,7 +348,7 @@ def run_epoch(
 def train(cfg: TrainConfig | DictConfig, output_dir: str | Path) -> TrainResult:
     """Train according to ``cfg`` writing ``checkpoint.pt`` (best dev LAS), ``last.pt``
     (for resuming) and ``metrics.jsonl`` into ``output_dir``.  Under ``torchrun`` the
-    processes train data-parallel (:mod:`neuralparse.training.distributed`)."""
+    processes train data-parallel (:mod:`neuralparse.runtime.distributed`)."""
     output_dir = Path(output_dir)
     trainer = cfg.trainer
     if trainer.threads:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-import neuralparse
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
 from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import TransitionSystem, get_system
+from neuralparse.version import __version__
 
 if TYPE_CHECKING:
     from neuralparse.search.graphs import GraphedGreedy
@@ -75,7 +75,7 @@ def checkpoint_data(
     """The checkpoint dict (see the module docstring)."""
     return {
         "format_version": FORMAT_VERSION,
-        "library_version": neuralparse.__version__,
+        "library_version": __version__,
         "system": system.name,
         "system_options": dict(system_options),
         "labels": list(system.labels),
@@ -117,7 +117,7 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
         raise CheckpointError(
             f"{path}: checkpoint format {version} (written by neuralparse "
             f"{data.get('library_version', '?')}) is newer than this library's format "
-            f"{FORMAT_VERSION} (neuralparse {neuralparse.__version__}); upgrade neuralparse"
+            f"{FORMAT_VERSION} (neuralparse {__version__}); upgrade neuralparse"
         )
     return data
 
