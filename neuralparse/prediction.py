@@ -61,7 +61,8 @@ from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
 from neuralparse.search import SEARCHES
-from neuralparse.search.graphs import GraphedGreedy, supports_graphs
+from neuralparse.search.beam import beam_decode
+from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import greedy_decode
 
 log = logging.getLogger("neuralparse.predict")
@@ -94,8 +95,9 @@ class PredictOptions:
     chunk_size: int = 10_000
     """Sentences read ahead, sorted by length and parsed before the next chunk is read."""
     cuda_graphs: bool = True
-    """On CUDA, replay greedy decoding from CUDA graphs for the systems that allow it
-    (:mod:`neuralparse.search.graphs`); same trees, far less host work per transition."""
+    """On CUDA, replay greedy decoding and beam search from CUDA graphs for the systems that
+    allow it (:mod:`neuralparse.search.graphs`); same trees, far less host work per
+    transition."""
     tags: str = "auto"
     """UPOS / XPOS / FEATS of the output: ``auto`` fills the empty (``_``) ones with the
     model's predictions, ``predict`` overwrites all, ``keep`` leaves them as given."""
@@ -161,16 +163,15 @@ def decode(
     model = parser.model
     table, tag_scores = model.encode_and_tag(batch)
     tags = model.best_tags(tag_scores)
-    if options.search == "greedy":
-        device = batch.lengths.device
-        if options.cuda_graphs and supports_graphs(parser.system, device):
-            if parser.graphed_greedy is None:
-                parser.graphed_greedy = GraphedGreedy(model, parser.system)
-            return (*parser.graphed_greedy(batch, table), tags)
-        return (*greedy_decode(model, parser.system, batch, table), tags)
-    from neuralparse.search.beam import beam_decode  # only beam users pay for the import
-
-    heads, labels, _ = beam_decode(model, parser.system, batch, options.beam_size, table=table)
+    beam_size = options.beam_size if options.search == "beam" else None
+    if options.cuda_graphs and supports_graphs(parser.system, batch.lengths.device):
+        if beam_size not in parser.graphed:
+            parser.graphed[beam_size] = GraphedSearch(model, parser.system, beam_size)
+        heads, labels = parser.graphed[beam_size](batch, table)[:2]
+    elif beam_size is None:
+        heads, labels = greedy_decode(model, parser.system, batch, table)
+    else:
+        heads, labels, _ = beam_decode(model, parser.system, batch, beam_size, table=table)
     return heads, labels, tags
 
 

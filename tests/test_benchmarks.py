@@ -85,12 +85,13 @@ def test_throughput_limit_parses_a_prefix(treebank: Path, tmp_path: Path) -> Non
 
 def test_throughput_compares_graphs_with_eager_decoding(treebank: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.json"
-    argv = ["--input", str(treebank / "test.conllu"), "--systems", "arc_eager", "--beam", "0"]
+    argv = ["--input", str(treebank / "test.conllu"), "--systems", "arc_eager", "--beam", "2"]
     assert throughput.main([*argv, "--compare-graphs", "--json-out", str(out)]) == 0
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert [r["search"] for r in result["runs"]] == ["greedy", "greedy-eager"]
+    assert [r["search"] for r in result["runs"]] == ["greedy", "greedy-eager", "beam", "beam-eager"]
     assert all(r["parse_seconds"] > 0 and r["cold_seconds"] > 0 for r in result["runs"])
-    assert result["greedy_graphs_same_output_as_eager"] == {"arc_eager": True}
+    same = {"arc_eager greedy": True, "arc_eager beam": True}
+    assert result["graphs_same_output_as_eager"] == same
 
 
 def test_transitions_study_counts_oracle_and_parser(treebank: Path, tmp_path: Path) -> None:

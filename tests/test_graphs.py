@@ -1,9 +1,10 @@
-"""Greedy decoding for CUDA graphs (neuralparse.search.graphs), checked on the CPU.
+"""Greedy decoding and beam search for CUDA graphs (neuralparse.search.graphs), on the CPU.
 
 What a graph needs from a system (no host synchronisation per step, a linear step bound) is
 checked by running steps under an operator census; the fixed-length, padded, bucketed loop
-that a graph records is run eagerly and must give greedy_decode's trees.  Recording and
-replaying itself needs a GPU: benchmarks/throughput.py --device cuda compares both there.
+that a graph records is run eagerly and must give greedy_decode's (beam_decode's) trees.
+Recording and replaying itself needs a GPU: benchmarks/throughput.py --device cuda compares
+both there.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from neuralparse.search import greedy_decode
-from neuralparse.search.graphs import GraphedGreedy, supports_graphs
+from neuralparse.search.beam import beam_decode, fixed_length_beam
+from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.systems import SYSTEMS, get_system, random_actions
 from tests.test_greedy import _setup
 
@@ -90,7 +92,7 @@ def test_graph_safe_step_bounds_are_linear(system_name: str) -> None:
 @pytest.mark.parametrize("system_name", GRAPH_SAFE)
 def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> None:
     _, encoded, system, model = _setup(system_name, count=40, seed=7)
-    decode = GraphedGreedy(model, system)
+    decode = GraphedSearch(model, system)
     # Batches of different sizes and widths, some sharing a bucket.
     for ids in (torch.arange(40), torch.arange(3), torch.arange(5, 30), torch.tensor([7])):
         batch = encoded.batch(ids)
@@ -103,4 +105,30 @@ def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> No
 def test_systems_that_synchronise_are_refused() -> None:
     _, _, system, model = _setup("two_registers", count=2)
     with pytest.raises(ValueError, match="CUDA graph"):
-        GraphedGreedy(model, system)
+        GraphedSearch(model, system)
+
+
+# -- beam search ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_fixed_length_beam_never_synchronises(system_name: str) -> None:
+    _, encoded, system, model = _setup(system_name, count=6, seed=5)
+    batch = encoded.batch(torch.arange(6))
+    table = model.encode(batch)
+    with RefuseSynchronisation():
+        fixed_length_beam(model, system, table, batch.lengths, 3)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3, 8])
+@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_fixed_length_padded_beam_gives_the_beam_trees(system_name: str, beam_size: int) -> None:
+    _, encoded, system, model = _setup(system_name, count=24, seed=11)
+    decode = GraphedSearch(model, system, beam_size)
+    for ids in (torch.arange(24), torch.arange(3, 10)):
+        batch = encoded.batch(ids)
+        got = decode(batch)
+        for compact in (False, True):
+            expected = beam_decode(model, system, batch, beam_size, compact=compact)
+            assert all(torch.equal(g, e) for g, e in zip(got[:2], expected[:2], strict=True))
+        assert torch.allclose(got[2], expected[2])

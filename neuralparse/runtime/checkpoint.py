@@ -26,7 +26,7 @@ from neuralparse.systems import TransitionSystem, get_system
 from neuralparse.version import __version__
 
 if TYPE_CHECKING:
-    from neuralparse.search.graphs import GraphedGreedy
+    from neuralparse.search.graphs import GraphedSearch
 
 log = logging.getLogger("neuralparse.checkpoint")
 
@@ -46,9 +46,12 @@ class LoadedParser:
     system: TransitionSystem
     vocabs: Vocabularies
     checkpoint: dict[str, Any]
-    graphed_greedy: GraphedGreedy | None = field(default=None, repr=False, compare=False)
-    """CUDA graphs recorded for greedy decoding (created by the first CUDA batch that uses
-    them, then reused by every later batch of the same bucket)."""
+    graphed: dict[int | None, GraphedSearch] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """CUDA graphs recorded for greedy decoding (key ``None``) and for beam search (key: the
+    beam size), created by the first CUDA batch that uses them and reused by every later batch
+    of the same bucket."""
 
 
 def _cpu(value: Any) -> Any:

@@ -47,6 +47,9 @@ float rounding that any change of batch shape may bring to the scorer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
@@ -77,14 +80,20 @@ def successor_scores(
     return successors, masked
 
 
-def select_successors(successors: Tensor, beam_size: int) -> tuple[Tensor, Tensor]:
+def ranked_successors(successors: Tensor, beam_size: int) -> tuple[Tensor, Tensor]:
     """``(scores [S, K], flat indices [S, K])`` of the ``K`` best of each row of
-    ``successors [S, K * A]``, ranked by (score descending, flat index ascending).
+    ``successors [S, K * A]``, ranked by (score descending, flat index ascending): a stable
+    sort of the whole row, with no host synchronisation (what a CUDA graph can record)."""
+    exact = successors.sort(dim=1, descending=True, stable=True)
+    return exact.values[:, :beam_size], exact.indices[:, :beam_size]
 
-    ``topk`` finds the ``K``-th best value cheaply but leaves ties at that value in an
-    unspecified order, so rows with a *finite* tie across the cut (more than ``K`` successors
-    scoring at least the ``K``-th value) are re-ranked with a stable full sort; ties among -inf
-    successors only pick dead items, which never affect the result.
+
+def select_successors(successors: Tensor, beam_size: int) -> tuple[Tensor, Tensor]:
+    """:func:`ranked_successors`, cheaper: ``topk`` finds the ``K``-th best value but leaves
+    ties at that value in an unspecified order, so only the rows with a *finite* tie across
+    the cut (more than ``K`` successors scoring at least the ``K``-th value) are ranked by the
+    full stable sort; ties among -inf successors only pick dead items, which never affect the
+    result.  Asking whether any row is tied reads a value on the host.
     """
     values, index = successors.topk(beam_size, dim=1)
     kth = values[:, -1:]
@@ -97,9 +106,7 @@ def select_successors(successors: Tensor, beam_size: int) -> tuple[Tensor, Tenso
     tied = ((successors >= kth).sum(1) > beam_size) & torch.isfinite(kth[:, 0])
     if bool(tied.any()):
         rows = tied.nonzero()[:, 0]
-        exact = successors[rows].sort(dim=1, descending=True, stable=True)
-        index[rows] = exact.indices[:, :beam_size]
-        values[rows] = exact.values[:, :beam_size]
+        values[rows], index[rows] = ranked_successors(successors[rows], beam_size)
     return values, index
 
 
@@ -158,51 +165,109 @@ def beam_decode(
     results = _Results(sentences, n_max, device)
     # The batch's sentences (their rows in the encoded table) still searched, in order.
     searched = torch.arange(sentences, device=device)
-    rows = searched.repeat_interleave(k)
-    first_item = torch.arange(sentences, device=device) * k
-    scores = torch.full((sentences, k), NEG_INF, dtype=torch.float64, device=device)
-    scores[:, 0] = 0.0  # only the first copy of each sentence is live at the start
-    scores = scores.flatten()
-    greedy_item = torch.zeros(sentences, dtype=torch.long, device=device)
-    n_actions = system.num_actions
+    beam = _Beam.start(sentences, k, device)
     for _ in range(system.max_transitions(n_max)):
         finished = system.terminal(state)
-        if bool((finished | torch.isinf(scores)).all()):
+        if bool((finished | torch.isinf(beam.scores)).all()):
             break
         if compact:
-            ready = decided(scores, finished, k)
+            ready = decided(beam.scores, finished, k)
             if 4 * int(ready.sum()) >= searched.shape[0]:
-                results.store(system, state, searched[ready], scores, finished, ready, k)
+                results.store(system, state, searched[ready], beam.scores, finished, ready, k)
                 keep = ~ready
-                items = (first_item[keep, None] + torch.arange(k, device=device)).flatten()
-                state = system.reorder(state, items)
-                scores, finished, rows = scores[items], finished[items], rows[items]
-                searched, greedy_item = searched[keep], greedy_item[keep]
-                first_item = torch.arange(searched.shape[0], device=device) * k
+                items = (beam.first_item[keep, None] + torch.arange(k, device=device)).flatten()
+                state, finished = system.reorder(state, items), finished[items]
+                searched, beam = searched[keep], beam.keep(keep, items)
                 if not searched.shape[0]:
                     break
-        legal = system.legal(state)
-        summary = summary_features(system, state) if model.n_summary else None
-        raw = model.score(table, rows, system.features(state), summary)
-        successors, masked = successor_scores(scores, raw, legal, finished)
-        # The greedy derivation's next action: greedy_decode's argmax (column 0 when done).
-        greedy_rows = first_item + greedy_item
-        greedy_action = torch.where(finished[greedy_rows], 0, masked[greedy_rows].argmax(1))
-        greedy_successor = greedy_item * n_actions + greedy_action
-        successors = successors.view(-1, k * n_actions)
-        greedy_score = successors.gather(1, greedy_successor[:, None])[:, 0]
-        values, index = select_successors(successors, k)
-        values, index, greedy_item = keep_greedy(values, index, greedy_successor, greedy_score)
-        state = system.reorder(state, (first_item[:, None] + index // n_actions).flatten())
-        scores = values.flatten()
-        system.apply(state, (index % n_actions).flatten(), torch.isfinite(scores))
+        state = beam.step(model, system, table, state, finished, select_successors)
     if searched.shape[0]:
         finished = system.terminal(state)
         everyone = torch.ones_like(searched, dtype=torch.bool)
-        results.store(system, state, searched, scores, finished, everyone, k)
+        results.store(system, state, searched, beam.scores, finished, everyone, k)
     if not bool(torch.isfinite(results.scores).all()):
         raise RuntimeError(f"{system.name}: beam search did not terminate")
     return results.heads, results.labels, results.scores
+
+
+def fixed_length_beam(
+    model: ParserModel, system: TransitionSystem, table: TokenTable, lengths: Tensor, beam_size: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`beam_decode` for exactly ``max_transitions(table.width - 1)`` steps, with no
+    host synchronisation (the body that a CUDA graph records): heads and label ids
+    ``[S, table.width]`` and scores ``[S]``.  The extra steps change nothing (a finished item
+    is its own only successor, dead items stay frozen), and the successors are ranked by the
+    same order, so the results are those of ``beam_decode(..., compact=False)``."""
+    sentences, device = lengths.shape[0], lengths.device
+    state = system.initial(lengths.repeat_interleave(beam_size), device, n_max=table.width - 1)
+    beam = _Beam.start(sentences, beam_size, device)
+    for _ in range(system.max_transitions(state.n_max)):
+        finished = system.terminal(state)
+        state = beam.step(model, system, table, state, finished, ranked_successors)
+    item, score = best_finished(beam.scores, system.terminal(state), beam_size)
+    heads, labels = system.heads_and_labels(system.reorder(state, beam.first_item + item))
+    return heads, labels, score
+
+
+@dataclass
+class _Beam:
+    """The search's book-keeping beside the state batch: each item's score (float64), its
+    sentence's row in the encoded table, each sentence's first item, and where the greedy
+    derivation is in each beam."""
+
+    beam_size: int
+    scores: Tensor
+    rows: Tensor
+    first_item: Tensor
+    greedy_item: Tensor
+
+    @classmethod
+    def start(cls, sentences: int, beam_size: int, device: torch.device) -> _Beam:
+        scores = torch.full((sentences, beam_size), NEG_INF, dtype=torch.float64, device=device)
+        scores[:, 0] = 0.0  # only the first copy of each sentence is live at the start
+        return cls(
+            beam_size,
+            scores.flatten(),
+            torch.arange(sentences, device=device).repeat_interleave(beam_size),
+            torch.arange(sentences, device=device) * beam_size,
+            torch.zeros(sentences, dtype=torch.long, device=device),
+        )
+
+    def keep(self, sentences: Tensor, items: Tensor) -> _Beam:
+        """The beams of the ``sentences [S]`` (bool) kept, whose items are ``items``."""
+        kept = int(sentences.sum())
+        first_item = torch.arange(kept, device=items.device) * self.beam_size
+        greedy_item = self.greedy_item[sentences]
+        return _Beam(self.beam_size, self.scores[items], self.rows[items], first_item, greedy_item)
+
+    def step(
+        self,
+        model: ParserModel,
+        system: TransitionSystem,
+        table: TokenTable,
+        state: State,
+        finished: Tensor,
+        select: Callable[[Tensor, int], tuple[Tensor, Tensor]],
+    ) -> State:
+        """One transition of the search (steps 1-3 of the module docstring), ranking the
+        successors with ``select``; returns the new state and updates the book-keeping."""
+        k, n_actions = self.beam_size, system.num_actions
+        legal = system.legal(state)
+        summary = summary_features(system, state) if model.n_summary else None
+        raw = model.score(table, self.rows, system.features(state), summary)
+        successors, masked = successor_scores(self.scores, raw, legal, finished)
+        # The greedy derivation's next action: greedy_decode's argmax (column 0 when done).
+        greedy_rows = self.first_item + self.greedy_item
+        greedy_action = torch.where(finished[greedy_rows], 0, masked[greedy_rows].argmax(1))
+        greedy_successor = self.greedy_item * n_actions + greedy_action
+        successors = successors.view(-1, k * n_actions)
+        greedy_score = successors.gather(1, greedy_successor[:, None])[:, 0]
+        values, index = select(successors, k)
+        values, index, self.greedy_item = keep_greedy(values, index, greedy_successor, greedy_score)
+        state = system.reorder(state, (self.first_item[:, None] + index // n_actions).flatten())
+        self.scores = values.flatten()
+        system.apply(state, (index % n_actions).flatten(), torch.isfinite(self.scores))
+        return state
 
 
 class _Results:

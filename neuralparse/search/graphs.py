@@ -1,6 +1,6 @@
-"""Greedy decoding replayed from CUDA graphs (issue 6: GPU throughput).
+"""Greedy decoding and beam search replayed from CUDA graphs, for GPU throughput.
 
-On a GPU the eager greedy loop is bound by the host, not by the device: each transition
+On a GPU the eager search loops are bound by the host, not by the device: each transition
 launches about a hundred small kernels (gathers, masks, one small matrix product), and the
 host spends more time issuing them than the GPU spends running them.  A CUDA graph records a
 whole decoding run once and replays it with one launch, so the per-transition cost becomes
@@ -23,8 +23,14 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   the declaration on the CPU by running their steps under an operator census that refuses
   synchronising operators.
 
-On the CPU the same fixed-length loop runs eagerly (no graph), which is how its equality with
-:func:`~neuralparse.search.greedy.greedy_decode` is tested without a GPU.  Should recording
+Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):
+it ranks successors with a full stable sort instead of ``topk`` plus a host-side check for
+ties, and keeps decided sentences in the batch (no compaction), so its results are those of
+``beam_decode(..., compact=False)``.
+
+On the CPU the same fixed-length loops run eagerly (no graph), which is how their equality with
+:func:`~neuralparse.search.greedy.greedy_decode` and
+:func:`~neuralparse.search.beam.beam_decode` is tested without a GPU.  Should recording
 fail on some GPU or driver (an operator that synchronises there), decoding logs a warning once
 and goes on with the eager greedy loop: the same trees, at the eager speed.
 """
@@ -41,6 +47,7 @@ from torch import Tensor
 from neuralparse.model.inputs import ModelInput
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import TokenTable
+from neuralparse.search.beam import beam_decode, fixed_length_beam
 from neuralparse.search.greedy import greedy_decode, greedy_step
 from neuralparse.systems import TransitionSystem
 
@@ -61,7 +68,7 @@ def bucket(value: int, size: int) -> int:
 
 
 def supports_graphs(system: TransitionSystem, device: torch.device) -> bool:
-    """Whether :class:`GraphedGreedy` replays graphs for ``system`` on ``device``."""
+    """Whether :class:`GraphedSearch` replays graphs for ``system`` on ``device``."""
     return device.type == "cuda" and system.graph_safe
 
 
@@ -87,38 +94,54 @@ class _Graph:
     rows: Tensor
     lengths: Tensor
     graph: torch.cuda.CUDAGraph | None = None
-    heads: Tensor | None = None
-    labels: Tensor | None = None
+    outputs: tuple[Tensor, ...] = ()
 
 
-class GraphedGreedy:
-    """Greedy decoding of padded, bucketed batches, replayed from one CUDA graph per bucket
-    on CUDA and run eagerly with the same padding elsewhere (see the module docstring).
+class GraphedSearch:
+    """Greedy decoding, or beam search with ``beam_size`` items, of padded, bucketed
+    batches, replayed from one CUDA graph per bucket on CUDA and run eagerly with the same
+    padding elsewhere (see the module docstring).
 
-    Gives the trees of :func:`~neuralparse.search.greedy.greedy_decode`; call it like
-    ``greedy_decode(model, system, batch)`` without the first two arguments.
+    Gives the trees of :func:`~neuralparse.search.greedy.greedy_decode` (heads and label ids)
+    or of :func:`~neuralparse.search.beam.beam_decode` with ``compact=False`` (heads, label
+    ids and scores); call it like them without the model, system and beam size.
     """
 
-    def __init__(self, model: ParserModel, system: TransitionSystem) -> None:
+    def __init__(
+        self, model: ParserModel, system: TransitionSystem, beam_size: int | None = None
+    ) -> None:
         if not system.graph_safe:
             raise ValueError(f"{system.name} cannot be decoded from a CUDA graph")
         if model.n_summary:
             raise ValueError("CUDA-graph decoding does not support summary features")
         self.model = model
         self.system = system
+        self.beam_size = beam_size
         self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
         self.storage: Tensor | None = None
         """Flat storage of the projected tokens, shared by every graph's input table."""
         self.failure: str | None = None
         """Why recording failed (then every batch is decoded eagerly)."""
 
+    def _fixed_length(self, table: TokenTable, lengths: Tensor) -> tuple[Tensor, ...]:
+        """The decoding run that a graph records (eager off CUDA)."""
+        if self.beam_size is None:
+            return fixed_length_greedy(self.model, self.system, table, lengths)
+        return fixed_length_beam(self.model, self.system, table, lengths, self.beam_size)
+
+    def _eager(self, batch: ModelInput, table: TokenTable) -> tuple[Tensor, ...]:
+        """The same search without graphs, for when recording failed."""
+        if self.beam_size is None:
+            return greedy_decode(self.model, self.system, batch, table)
+        return beam_decode(self.model, self.system, batch, self.beam_size, table=table)
+
     @torch.inference_mode()
-    def __call__(self, batch: ModelInput, table: TokenTable | None = None) -> tuple[Tensor, Tensor]:
-        """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device
-        (``table``: the batch already encoded)."""
+    def __call__(self, batch: ModelInput, table: TokenTable | None = None) -> tuple[Tensor, ...]:
+        """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device, and for
+        beam search the scores ``[B]`` (``table``: the batch already encoded)."""
         table = table if table is not None else self.model.encode(batch)
         if self.failure is not None:
-            return greedy_decode(self.model, self.system, batch, table)
+            return self._eager(batch, table)
         sentences, width = batch.lengths.shape[0], table.width
         key = (bucket(sentences, ROW_BUCKET), bucket(width, WIDTH_BUCKET))
         entry = self.graphs.pop(key, None)
@@ -131,19 +154,20 @@ class GraphedGreedy:
                 log.warning(
                     "%s: CUDA graph not recorded, decoding eagerly: %s", self.system.name, error
                 )
-                return greedy_decode(self.model, self.system, batch, table)
+                return self._eager(batch, table)
         self.graphs[key] = entry
         while len(self.graphs) > MAX_GRAPHS:
             self.graphs.popitem(last=False)
         self._fill(entry, table, batch.lengths)
         if entry.graph is None:
-            heads, labels = fixed_length_greedy(
-                self.model, self.system, TokenTable(entry.rows, key[1]), entry.lengths
-            )
+            outputs = self._fixed_length(TokenTable(entry.rows, key[1]), entry.lengths)
         else:
             entry.graph.replay()
-            heads, labels = entry.heads, entry.labels  # written by the replay
-        return heads[:sentences, :width].clone(), labels[:sentences, :width].clone()
+            outputs = entry.outputs  # written by the replay
+        return tuple(
+            (out[:sentences, :width] if out.dim() == 2 else out[:sentences]).clone()
+            for out in outputs
+        )
 
     def _input_rows(self, count: int, like: Tensor) -> Tensor:
         """``[count, F, H]`` rows of the shared input storage.  Growing the storage drops the
@@ -169,12 +193,12 @@ class GraphedGreedy:
         side = torch.cuda.Stream(device)
         side.wait_stream(torch.cuda.current_stream(device))
         with torch.cuda.stream(side):
-            fixed_length_greedy(self.model, self.system, table, lengths)
+            self._fixed_length(table, lengths)
         torch.cuda.current_stream(device).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            heads, labels = fixed_length_greedy(self.model, self.system, table, lengths)
-        return _Graph(rows, lengths, graph, heads, labels)
+            outputs = self._fixed_length(table, lengths)
+        return _Graph(rows, lengths, graph, outputs)
 
     @staticmethod
     def _fill(entry: _Graph, table: TokenTable, lengths: Tensor) -> None:
