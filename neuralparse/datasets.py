@@ -9,9 +9,14 @@ Implements issue 2 §1 "Data root":
 * a treebank lives in ``<root>/UD_<Language>-<Name>/`` either under the shared layout
   ``{train,dev,test}.conllu`` or under the release names ``<code>-ud-<split>.conllu``;
 * a missing split is downloaded from the treebank's official GitHub repository
-  (``UniversalDependencies/UD_<Language>-<Name>``), checked to parse as CoNLL-U with
-  :func:`neuralparse.io.read_conllu`, and only then moved into place, so that an interrupted or
-  corrupt download never leaves a file behind.
+  (``UniversalDependencies/UD_<Language>-<Name>``) at a named UD release tag
+  (:data:`DEFAULT_RELEASE`, ``$NEURALPARSE_UD_RELEASE`` or the ``release`` argument), checked
+  against the SHA-256 sum that :mod:`neuralparse.ud_checksums` holds for that release, and only
+  then moved into place, so that an interrupted, corrupt or unexpected download never leaves a
+  file behind. A file whose sum we do not know is checked to parse as CoNLL-U with
+  :func:`neuralparse.io.read_conllu` instead and kept with an :class:`UnverifiedDownloadWarning`,
+  or refused when asked (``unverified="refuse"``, ``$NEURALPARSE_UD_UNVERIFIED=refuse``). The
+  URL, release and sum of every download are recorded in ``<UD_dir>/downloads.json``.
 
 Nothing here touches the network unless :func:`treebank_paths` (or :func:`download_split`) is
 asked for a split that is not on disk.
@@ -20,12 +25,15 @@ asked for a split that is not on disk.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
+import json
 import os
 import sys
 import tempfile
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,15 +42,21 @@ from typing import Literal
 
 from tqdm import tqdm
 
+from neuralparse import ud_checksums
 from neuralparse.errors import InputError
 
 SPLITS: tuple[str, ...] = ("train", "dev", "test")
 ENV_DATA_ROOT = "NEURALPARSE_DATA"
 ENV_BASE_URL = "NEURALPARSE_UD_BASE_URL"
+ENV_RELEASE = "NEURALPARSE_UD_RELEASE"
+ENV_UNVERIFIED = "NEURALPARSE_UD_UNVERIFIED"
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com/UniversalDependencies"
-# The UD release repositories keep the latest official release on "master" ("dev" is the
-# working branch), so "master" gives the files that published results are computed on.
-DEFAULT_BRANCH = "master"
+# A release tag, not "master": the branch moves with every release, so the same command would
+# fetch other files after the next one, and no sum could be kept for them. r2.17 is the release
+# of the shared treebanks (see neuralparse.ud_checksums).
+DEFAULT_RELEASE = "r2.17"
+UNVERIFIED_POLICIES = ("warn", "refuse")
+DOWNLOAD_RECORD = "downloads.json"
 DEFAULT_TIMEOUT_S = 60.0
 UD_GITHUB = "https://github.com/UniversalDependencies"
 
@@ -55,6 +69,10 @@ _NETWORK_ERRORS = (urllib.error.URLError, http.client.HTTPException, TimeoutErro
 
 class DatasetError(InputError):
     """A treebank that cannot be found, downloaded or verified; the message says what to do."""
+
+
+class UnverifiedDownloadWarning(UserWarning):
+    """A downloaded file was kept although no known SHA-256 sum could confirm its content."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -413,18 +431,57 @@ def base_url(explicit: str | None = None, environ: Mapping[str, str] | None = No
     return chosen.rstrip("/")
 
 
+def ud_release(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The UD release tag to download: argument > ``$NEURALPARSE_UD_RELEASE`` > ``r2.17``.
+
+    Any tag or branch of the UD repositories is accepted (``r2.15``, ``dev``); only the releases
+    in :mod:`neuralparse.ud_checksums` can be verified.
+    """
+    environ = os.environ if environ is None else environ
+    return (explicit or "").strip() or environ.get(ENV_RELEASE, "").strip() or DEFAULT_RELEASE
+
+
+def unverified_policy(
+    explicit: str | None = None, environ: Mapping[str, str] | None = None
+) -> Literal["warn", "refuse"]:
+    """What to do with a file whose SHA-256 sum is unknown: argument >
+    ``$NEURALPARSE_UD_UNVERIFIED`` > ``warn`` (download it with a warning); ``refuse`` fails."""
+    environ = os.environ if environ is None else environ
+    chosen = (explicit or environ.get(ENV_UNVERIFIED, "")).strip().lower() or "warn"
+    if chosen == "warn":
+        return "warn"
+    if chosen == "refuse":
+        return "refuse"
+    raise DatasetError(
+        f"unknown choice {chosen!r} for downloads without a known SHA-256 sum "
+        f"(${ENV_UNVERIFIED} or unverified=...); expected one of {', '.join(UNVERIFIED_POLICIES)}"
+    )
+
+
+def known_sha256(treebank: Treebank, split: str, release: str) -> str | None:
+    """The SHA-256 sum of the release file of ``split`` at tag ``release``, None if unknown."""
+    if treebank.code is None:
+        return None
+    by_code = ud_checksums.UD_RELEASE_SHA256.get(release, {})
+    return by_code.get(treebank.code, {}).get(split)
+
+
 def split_url(
-    treebank: Treebank, split: str, *, base: str | None = None, branch: str = DEFAULT_BRANCH
+    treebank: Treebank, split: str, *, base: str | None = None, release: str | None = None
 ) -> str:
-    """URL of a release file: ``<base>/<UD_dir>/<branch>/<code>-ud-<split>.conllu``."""
-    return f"{base_url(base)}/{treebank.ud_dir}/{branch}/{treebank.release_file(split)}"
+    """URL of a release file: ``<base>/<UD_dir>/<release>/<code>-ud-<split>.conllu``."""
+    tag = ud_release(release)
+    return f"{base_url(base)}/{treebank.ud_dir}/{tag}/{treebank.release_file(split)}"
 
 
-def _manual_instructions(treebank: Treebank, split: str, destination: Path, branch: str) -> str:
-    source = f"{UD_GITHUB}/{treebank.ud_dir}"
-    release = treebank.release_file(split) if treebank.code else f"<code>-ud-{split}.conllu"
+def _manual_instructions(
+    treebank: Treebank, split: str, destination: Path, release: str, expected: str | None
+) -> str:
+    source = f"{UD_GITHUB}/{treebank.ud_dir}/tree/{release}"
+    release_file = treebank.release_file(split) if treebank.code else f"<code>-ud-{split}.conllu"
+    checksum = f" (SHA-256 {expected})" if expected else ""
     return (
-        f"To install it by hand, download {release} from {source} (branch {branch}) and save it "
+        f"To install it by hand, download {release_file}{checksum} from {source} and save it "
         f"as {destination}; or point ${ENV_DATA_ROOT} (or data.root=...) at a directory "
         f"holding {treebank.ud_dir}/{split}.conllu."
     )
@@ -446,9 +503,10 @@ def _atomic_destination(destination: Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
-def _fetch(url: str, target: Path, *, timeout: float, progress: bool, label: str) -> int:
-    """Stream ``url`` into ``target`` with a byte progress bar on stderr; return the size."""
+def _fetch(url: str, target: Path, *, timeout: float, progress: bool, label: str) -> str:
+    """Stream ``url`` into ``target`` with a byte progress bar on stderr; return its SHA-256."""
     request = urllib.request.Request(url, headers={"User-Agent": "neuralparse"})
+    digest = hashlib.sha256()
     with urllib.request.urlopen(request, timeout=timeout) as response:
         length = response.headers.get("Content-Length")
         total = int(length) if length and length.isdigit() else None
@@ -468,11 +526,12 @@ def _fetch(url: str, target: Path, *, timeout: float, progress: bool, label: str
         ):
             while chunk := response.read(_CHUNK_BYTES):
                 out.write(chunk)
+                digest.update(chunk)
                 written += len(chunk)
                 bar.update(len(chunk))
     if total is not None and written != total:
         raise DatasetError(f"the download was cut short ({written} of {total} bytes)")
-    return written
+    return digest.hexdigest()
 
 
 def _verify_conllu(path: Path) -> int:
@@ -494,6 +553,22 @@ def _verify_conllu(path: Path) -> int:
     return len(sentences)
 
 
+def _record_download(destination: Path, entry: Mapping[str, str | bool]) -> Path:
+    """Add ``entry`` (URL, release, sum) for ``destination`` to its directory's
+    :data:`DOWNLOAD_RECORD`, written atomically; return the record's path."""
+    record = destination.parent / DOWNLOAD_RECORD
+    try:
+        entries = json.loads(record.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        entries = {}
+    if not isinstance(entries, dict):  # not ours: start a new record rather than fail
+        entries = {}
+    entries[destination.name] = dict(entry)
+    with _atomic_destination(record) as temporary:
+        temporary.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n", "utf-8")
+    return record
+
+
 class _SplitNotFound(DatasetError):
     """The server has no file for this split (HTTP 404)."""
 
@@ -504,28 +579,54 @@ def download_split(
     root: Path,
     *,
     base: str | None = None,
-    branch: str = DEFAULT_BRANCH,
+    release: str | None = None,
+    unverified: Literal["warn", "refuse"] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
 ) -> Path:
-    """Download one split into ``<root>/<UD_dir>/<split>.conllu`` and verify that it parses.
+    """Download one split of UD release ``release`` into ``<root>/<UD_dir>/<split>.conllu``.
 
     The bytes go to a temporary file beside the destination, which is renamed into place only
-    after :func:`neuralparse.io.read_conllu` accepted it; on any failure nothing is left behind.
-    Network and HTTP failures raise :class:`DatasetError` naming the URL and where to put the file
-    by hand.
+    once verified: its SHA-256 must equal the sum :mod:`neuralparse.ud_checksums` holds for the
+    file at that release (a mismatch raises :class:`DatasetError` naming the file and both sums).
+    A file without a known sum is checked to parse with :func:`neuralparse.io.read_conllu` and
+    kept with an :class:`UnverifiedDownloadWarning` giving the sum it got, or, with the policy
+    ``refuse`` (:func:`unverified_policy`), not downloaded at all. On any failure nothing is
+    left behind. URL, release, sum and whether it was verified go to ``<UD_dir>/downloads.json``.
+    Network and HTTP failures raise :class:`DatasetError` naming the URL and where to put the
+    file by hand.
     """
+    release = ud_release(release)
+    policy = unverified_policy(unverified)
     destination = treebank_dir(root, treebank) / f"{split}.conllu"
-    url = split_url(treebank, split, base=base, branch=branch)
-    manual = _manual_instructions(treebank, split, destination, branch)
+    url = split_url(treebank, split, base=base, release=release)
+    expected = known_sha256(treebank, split, release)
+    manual = _manual_instructions(treebank, split, destination, release, expected)
+    if expected is None and policy == "refuse":
+        raise DatasetError(
+            f"no known SHA-256 sum for the {split} file of {treebank.ud_dir} at release "
+            f"{release}, and unverifiable downloads are refused ({ENV_UNVERIFIED}=refuse or "
+            f"unverified='refuse'); allow them with {ENV_UNVERIFIED}=warn. {manual}",
+            source=url,
+        )
     try:
         with _atomic_destination(destination) as temporary:
-            _fetch(url, temporary, timeout=timeout, progress=progress, label=destination.name)
-            _verify_conllu(temporary)
+            actual = _fetch(
+                url, temporary, timeout=timeout, progress=progress, label=destination.name
+            )
+            if expected is None:
+                _verify_conllu(temporary)
+            elif actual != expected:
+                raise DatasetError(
+                    f"SHA-256 mismatch for {treebank.release_file(split)} of release {release}: "
+                    f"expected {expected}, got {actual}; nothing was saved to {destination}. "
+                    f"The server sent another file than the released one (a moved tag, or a "
+                    f"mirror with another version)."
+                )
     except urllib.error.HTTPError as error:
         if error.code == 404:
             raise _SplitNotFound(
-                f"not found (HTTP 404): {_why_not_found(treebank, split)} {manual}",
+                f"not found (HTTP 404): {_why_not_found(treebank, split, release)} {manual}",
                 source=url,
             ) from error
         raise DatasetError(
@@ -542,10 +643,22 @@ def download_split(
         raise DatasetError(
             f"could not save the download to {destination} ({error}). {manual}", source=url
         ) from error
+    verified = expected is not None
+    entry = {"url": url, "release": release, "sha256": actual, "verified": verified}
+    record = _record_download(destination, entry)
+    if not verified:
+        warnings.warn(
+            f"{destination} could not be verified: no SHA-256 sum of the {split} file of "
+            f"{treebank.ud_dir} is known for release {release}. It was downloaded from {url} "
+            f"and kept with SHA-256 {actual} (recorded in {record}); check it before relying "
+            f"on it, or set {ENV_UNVERIFIED}=refuse to refuse such files.",
+            UnverifiedDownloadWarning,
+            stacklevel=2,
+        )
     return destination
 
 
-def _why_not_found(treebank: Treebank, split: str) -> str:
+def _why_not_found(treebank: Treebank, split: str, release: str) -> str:
     if split in treebank.multipart:
         return (
             f"the {split} split of {treebank.ud_dir} is released as several files "
@@ -555,9 +668,12 @@ def _why_not_found(treebank: Treebank, split: str) -> str:
     if not treebank.splits_known:
         return (
             f"{treebank.ud_dir} may have no {split} split, or its code "
-            f"{treebank.code!r} or the branch may be wrong."
+            f"{treebank.code!r} or the release {release} may be wrong."
         )
-    return "the treebank's repository or branch may have changed."
+    return (
+        f"{treebank.ud_dir} may have no tag {release} (a treebank first released later has "
+        f"none; see {UD_GITHUB}/{treebank.ud_dir}/tags), or its repository may have changed."
+    )
 
 
 def _lookup_roots(root: str | os.PathLike[str] | None) -> list[Path]:
@@ -584,7 +700,8 @@ def treebank_paths(
     *,
     code: str | None = None,
     base: str | None = None,
-    branch: str = DEFAULT_BRANCH,
+    release: str | None = None,
+    unverified: Literal["warn", "refuse"] | None = None,
     missing: Literal["error", "skip"] = "error",
     timeout: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
@@ -595,8 +712,12 @@ def treebank_paths(
     passes it here). Splits that the treebank's release does not have (test-only treebanks, no
     dev) raise :class:`DatasetError` with ``missing="error"`` and are left out of the result with
     ``missing="skip"``. With ``download=False`` an absent file raises instead of downloading.
+    Downloads come from UD release ``release`` (:func:`ud_release`) and are verified as
+    :func:`download_split` says, ``unverified`` deciding about files without a known sum.
+    Files already on disk are used as they are.
     """
     treebank = resolve_treebank(name, code)
+    release = ud_release(release)
     unknown = [split for split in splits if split not in SPLITS]
     if unknown:
         raise DatasetError(f"unknown split(s) {unknown}; expected some of {list(SPLITS)}")
@@ -618,14 +739,16 @@ def treebank_paths(
                 break
     to_fetch = [split for split in wanted if split not in found]
     if to_fetch and not download:
+        first = to_fetch[0]
         raise DatasetError(
             f"{treebank.ud_dir}: no {'/'.join(to_fetch)} file under "
             f"{' or '.join(str(r) for r in roots)} and downloading is off. "
             + _manual_instructions(
                 treebank,
-                to_fetch[0],
-                treebank_dir(roots[-1], treebank) / f"{to_fetch[0]}.conllu",
-                branch,
+                first,
+                treebank_dir(roots[-1], treebank) / f"{first}.conllu",
+                release,
+                known_sha256(treebank, first, release),
             )
             + ("" if root is not None else "\n" + explain_data_root())
         )
@@ -638,7 +761,8 @@ def treebank_paths(
                     split,
                     target,
                     base=base,
-                    branch=branch,
+                    release=release,
+                    unverified=unverified,
                     timeout=timeout,
                     progress=progress,
                 )

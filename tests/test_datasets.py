@@ -1,27 +1,33 @@
-"""Tests for neuralparse.datasets: treebank names, data root priority, layouts and downloads.
+"""Tests for neuralparse.datasets: treebank names, data root priority, layouts, downloads and
+their verification against the SHA-256 sums of neuralparse.ud_checksums.
 
-Downloads are exercised only against a local HTTP server on 127.0.0.1 serving generated
-CoNLL-U files; nothing here reaches the network.
+Downloads are exercised only against a local HTTP server on 127.0.0.1 (or a file:// URL)
+serving generated CoNLL-U files or copies of the shared treebanks; nothing here reaches the
+network.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
+import json
 import random
 import re
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from neuralparse import datasets
+from neuralparse import datasets, ud_checksums
 from neuralparse.datasets import (
     DatasetError,
     Treebank,
+    UnverifiedDownloadWarning,
     data_root,
     download_root,
     explain_data_root,
@@ -31,6 +37,7 @@ from neuralparse.datasets import (
 )
 from neuralparse.errors import InputError
 from neuralparse.io import read_conllu
+from tests.conftest import SHARED_UD
 
 # --------------------------------------------------------------------------------------------
 # Helpers
@@ -119,9 +126,41 @@ def server(tmp_path: Path) -> Iterator[Server]:
         thread.join(timeout=5)
 
 
-def serve_release(server: Server, texts: dict[str, str], branch: str = "master") -> None:
+Sums = dict[str, dict[str, dict[str, str]]]
+
+
+def sha256(data: str | bytes) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+def serve_release(
+    server: Server,
+    texts: dict[str, str],
+    release: str = datasets.DEFAULT_RELEASE,
+    *,
+    sums: Sums | None = None,
+) -> None:
+    """Serve ``texts`` as the release files of the tiny treebank at tag ``release``; with
+    ``sums``, also record their true sums there, as the package table does for real releases."""
     for split, text in texts.items():
-        write(server.directory / TINY / branch / f"{TINY_CODE}-ud-{split}.conllu", text)
+        write(server.directory / TINY / release / f"{TINY_CODE}-ud-{split}.conllu", text)
+        if sums is not None:
+            sums.setdefault(release, {}).setdefault(TINY_CODE, {})[split] = sha256(text)
+
+
+@pytest.fixture
+def sums(monkeypatch: pytest.MonkeyPatch) -> Sums:
+    """A writable copy of the package's checksum table, in its place for one test."""
+    table = {
+        release: {code: dict(by_split) for code, by_split in by_code.items()}
+        for release, by_code in ud_checksums.UD_RELEASE_SHA256.items()
+    }
+    monkeypatch.setattr(ud_checksums, "UD_RELEASE_SHA256", table)
+    return table
+
+
+def record_of(directory: Path) -> dict[str, dict[str, object]]:
+    return json.loads((directory / datasets.DOWNLOAD_RECORD).read_text(encoding="utf-8"))
 
 
 def free_port() -> int:
@@ -133,9 +172,12 @@ def free_port() -> int:
 
 @pytest.fixture(autouse=True)
 def isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test may see the developer's data root or base URL, or touch the real cache."""
+    """No test may see the developer's data root, base URL or release settings, or touch the
+    real cache."""
     monkeypatch.delenv(datasets.ENV_DATA_ROOT, raising=False)
     monkeypatch.delenv(datasets.ENV_BASE_URL, raising=False)
+    monkeypatch.delenv(datasets.ENV_RELEASE, raising=False)
+    monkeypatch.delenv(datasets.ENV_UNVERIFIED, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
 
 
@@ -364,25 +406,88 @@ def test_shared_treebanks_are_found_in_place(ud_root: Path, code: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Releases and checksums
+# --------------------------------------------------------------------------------------------
+
+
+def test_release_argument_beats_environment_beats_default() -> None:
+    env = {datasets.ENV_RELEASE: " r2.15 "}
+    assert datasets.ud_release(environ={}) == datasets.DEFAULT_RELEASE == "r2.17"
+    assert datasets.ud_release(environ=env) == "r2.15"
+    assert datasets.ud_release("r2.16", environ=env) == "r2.16"
+    assert datasets.ud_release("", environ=env) == "r2.15"  # an empty value is "not set"
+
+
+def test_url_names_the_release_tag() -> None:
+    url = datasets.split_url(resolve_treebank("en_ewt"), "train")
+    assert url == (
+        "https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/r2.17/"
+        "en_ewt-ud-train.conllu"
+    )
+    assert "/r2.14/" in datasets.split_url(resolve_treebank("en_ewt"), "dev", release="r2.14")
+
+
+def test_unverified_policy_choices() -> None:
+    assert datasets.unverified_policy(environ={}) == "warn"
+    assert datasets.unverified_policy(environ={datasets.ENV_UNVERIFIED: "Refuse"}) == "refuse"
+    assert datasets.unverified_policy("warn", environ={datasets.ENV_UNVERIFIED: "refuse"}) == "warn"
+    with pytest.raises(DatasetError, match=r"'maybe'.*warn, refuse"):
+        datasets.unverified_policy(environ={datasets.ENV_UNVERIFIED: "maybe"})
+
+
+def test_checksum_table_is_well_formed() -> None:
+    assert datasets.DEFAULT_RELEASE in ud_checksums.UD_RELEASE_SHA256
+    for release, by_code in ud_checksums.UD_RELEASE_SHA256.items():
+        assert re.fullmatch(r"r2\.[0-9]+", release)
+        for code, by_split in by_code.items():
+            treebank = resolve_treebank(code)  # every file belongs to a registered treebank
+            assert set(by_split) <= set(treebank.splits), code
+            for checksum in by_split.values():
+                assert re.fullmatch(r"[0-9a-f]{64}", checksum), (code, checksum)
+    # Another release, or another file prefix than the registry's, has no known sum.
+    ewt = resolve_treebank("en_ewt")
+    assert datasets.known_sha256(ewt, "dev", "r2.17") is not None
+    assert datasets.known_sha256(ewt, "dev", "r2.9") is None
+    assert datasets.known_sha256(resolve_treebank("en_ewt", code="en_x"), "dev", "r2.17") is None
+
+
+@pytest.mark.treebank
+@pytest.mark.parametrize("code", ["en_ewt", "tr_imst", "el_gdt", "hu_szeged", "got_proiel"])
+def test_checksums_are_those_of_the_shared_treebanks(ud_root: Path, code: str) -> None:
+    treebank = resolve_treebank(code)
+    for split in datasets.SPLITS:
+        data = (ud_root / treebank.ud_dir / f"{split}.conllu").read_bytes()
+        assert datasets.known_sha256(treebank, split, datasets.DEFAULT_RELEASE) == sha256(data)
+
+
+# --------------------------------------------------------------------------------------------
 # Downloads from a local server
 # --------------------------------------------------------------------------------------------
 
 
 def test_download_saves_verified_files(
-    server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    server: Server, tmp_path: Path, sums: Sums, capsys: pytest.CaptureFixture[str]
 ) -> None:
     texts = {split: random_conllu(5, seed) for seed, split in enumerate(datasets.SPLITS)}
-    serve_release(server, texts)
+    serve_release(server, texts, sums=sums)
     root = tmp_path / "root"
-    paths = treebank_paths(TINY, root=root, code=TINY_CODE, base=server.url)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # verified files come without a warning
+        paths = treebank_paths(TINY, root=root, code=TINY_CODE, base=server.url)
     for split, text in texts.items():
         assert paths[split] == root / TINY / f"{split}.conllu"
         assert paths[split].read_bytes() == text.encode("utf-8")
         assert len(read_conllu(paths[split])) == 5
-    assert leftovers(root) == ["dev.conllu", "test.conllu", "train.conllu"]
+    assert leftovers(root) == ["dev.conllu", "downloads.json", "test.conllu", "train.conllu"]
     assert sorted(server.requests) == sorted(
-        f"/{TINY}/master/{TINY_CODE}-ud-{split}.conllu" for split in datasets.SPLITS
+        f"/{TINY}/r2.17/{TINY_CODE}-ud-{split}.conllu" for split in datasets.SPLITS
     )
+    assert record_of(root / TINY)["dev.conllu"] == {
+        "url": f"{server.url}/{TINY}/r2.17/{TINY_CODE}-ud-dev.conllu",
+        "release": "r2.17",
+        "sha256": sha256(texts["dev"]),
+        "verified": True,
+    }
     assert "train.conllu" in capsys.readouterr().err  # the progress bar
 
     # Present now: a second call reads the disk and asks the server nothing.
@@ -390,19 +495,74 @@ def test_download_saves_verified_files(
     assert len(server.requests) == 3
 
 
-def test_download_only_fetches_missing_splits_from_env_url_and_branch(
+@pytest.mark.parametrize("where", ["argument", "environment"])
+def test_checksum_mismatch_is_an_error_and_leaves_nothing(
+    server: Server, tmp_path: Path, sums: Sums, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    text = random_conllu(4, 20)
+    serve_release(server, {"dev": text}, "r2.16", sums=sums)
+    sums["r2.16"][TINY_CODE]["dev"] = expected = sha256("another file")
+    if where == "environment":
+        monkeypatch.setenv(datasets.ENV_RELEASE, "r2.16")
+    root = tmp_path / "root"
+    with pytest.raises(DatasetError) as caught:
+        treebank_paths(
+            TINY,
+            root=root,
+            splits=("dev",),
+            code=TINY_CODE,
+            base=server.url,
+            release="r2.16" if where == "argument" else None,
+            progress=False,
+        )
+    message = str(caught.value)
+    assert f"{server.url}/{TINY}/r2.16/{TINY_CODE}-ud-dev.conllu" in message
+    assert f"SHA-256 mismatch for {TINY_CODE}-ud-dev.conllu of release r2.16" in message
+    assert f"expected {expected}, got {sha256(text)}" in message
+    assert leftovers(tmp_path / "root") == []  # no file, no temporary file, no record
+
+
+def test_unverified_download_warns_and_records_its_sum(
     server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    serve_release(server, {"dev": random_conllu(3, 10)}, branch="r2.15")
+    # The release comes from the environment, and nothing is known about r2.15.
+    text = random_conllu(3, 10)
+    serve_release(server, {"dev": text}, "r2.15")
     root = tmp_path / "root"
     write(root / TINY / "train.conllu", random_conllu(2, 11))
     monkeypatch.setenv(datasets.ENV_BASE_URL, server.url + "/")
     monkeypatch.setenv(datasets.ENV_DATA_ROOT, str(root))
-    paths = treebank_paths(
-        TINY, splits=("train", "dev"), code=TINY_CODE, branch="r2.15", progress=False
-    )
+    monkeypatch.setenv(datasets.ENV_RELEASE, "r2.15")
+    with pytest.warns(UnverifiedDownloadWarning) as caught:
+        paths = treebank_paths(TINY, splits=("train", "dev"), code=TINY_CODE, progress=False)
     assert paths == {"train": root / TINY / "train.conllu", "dev": root / TINY / "dev.conllu"}
     assert server.requests == [f"/{TINY}/r2.15/{TINY_CODE}-ud-dev.conllu"]
+    message = str(caught[0].message)
+    assert "could not be verified" in message and "release r2.15" in message
+    assert sha256(text) in message and datasets.ENV_UNVERIFIED in message
+    entry = record_of(root / TINY)["dev.conllu"]
+    assert entry["sha256"] == sha256(text) and entry["verified"] is False
+
+
+@pytest.mark.parametrize("where", ["argument", "environment"])
+def test_unverified_download_can_be_refused(
+    server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    serve_release(server, {"dev": random_conllu(3, 12)})
+    if where == "environment":
+        monkeypatch.setenv(datasets.ENV_UNVERIFIED, "refuse")
+    root = tmp_path / "root"
+    with pytest.raises(DatasetError, match=r"no known SHA-256 sum.*r2\.17.*refused"):
+        treebank_paths(
+            TINY,
+            root=root,
+            splits=("dev",),
+            code=TINY_CODE,
+            base=server.url,
+            unverified="refuse" if where == "argument" else None,
+        )
+    assert server.requests == []  # refused before asking
+    assert not root.exists()
 
 
 def test_not_found_names_the_url_and_the_manual_place(server: Server, tmp_path: Path) -> None:
@@ -410,16 +570,16 @@ def test_not_found_names_the_url_and_the_manual_place(server: Server, tmp_path: 
     with pytest.raises(DatasetError) as caught:
         treebank_paths(TINY, root=root, code=TINY_CODE, base=server.url, progress=False)
     message = str(caught.value)
-    assert f"{server.url}/{TINY}/master/{TINY_CODE}-ud-train.conllu" in message
+    assert f"{server.url}/{TINY}/r2.17/{TINY_CODE}-ud-train.conllu" in message
     assert "HTTP 404" in message
     assert str(root / TINY / "train.conllu") in message
     assert leftovers(tmp_path / "root") == []
 
 
 def test_missing_split_of_an_unregistered_treebank_can_be_skipped(
-    server: Server, tmp_path: Path
+    server: Server, tmp_path: Path, sums: Sums
 ) -> None:
-    serve_release(server, {"test": random_conllu(2, 12)})
+    serve_release(server, {"test": random_conllu(2, 12)}, sums=sums)
     root = tmp_path / "root"
     paths = treebank_paths(
         TINY, root=root, code=TINY_CODE, base=server.url, missing="skip", progress=False
@@ -434,14 +594,28 @@ def test_registered_treebank_404_mentions_release_parts(server: Server, tmp_path
         )
 
 
+def test_registered_treebank_404_mentions_the_tag(server: Server, tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"UD_Basque-BDT may have no tag r2\.3 .*/tags"):
+        treebank_paths(
+            "eu_bdt",
+            root=tmp_path,
+            splits=("dev",),
+            base=server.url,
+            release="r2.3",
+            progress=False,
+        )
+
+
 def test_connection_refused_is_a_clear_error(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(DatasetError) as caught:
         treebank_paths("got_proiel", root=tmp_path, splits=("dev",), base=url, progress=False)
     message = str(caught.value)
-    assert f"{url}/UD_Gothic-PROIEL/master/got_proiel-ud-dev.conllu" in message
+    assert f"{url}/UD_Gothic-PROIEL/r2.17/got_proiel-ud-dev.conllu" in message
     assert "offline" in message
     assert str(tmp_path / "UD_Gothic-PROIEL" / "dev.conllu") in message
+    # The manual instructions give the sum to check a file fetched by hand against.
+    assert datasets.known_sha256(resolve_treebank("got_proiel"), "dev", "r2.17") in message
     assert leftovers(tmp_path) == []
 
 
@@ -465,9 +639,10 @@ def test_silent_server_times_out(tmp_path: Path) -> None:
         "",
     ],
 )
-def test_corrupt_download_is_rejected_and_not_kept(
+def test_corrupt_unverified_download_is_rejected_and_not_kept(
     server: Server, tmp_path: Path, payload: str
 ) -> None:
+    # Without a known sum, parsing is the only check left.
     serve_release(server, {"train": payload})
     root = tmp_path / "root"
     with pytest.raises(DatasetError, match=r"not valid CoNLL-U|no sentence") as caught:
@@ -479,10 +654,10 @@ def test_corrupt_download_is_rejected_and_not_kept(
 
 
 @pytest.mark.parametrize(
-    ("branch", "expected"), [("error500", "HTTP 500"), ("truncated", "cut short")]
+    ("release", "expected"), [("error500", "HTTP 500"), ("truncated", "cut short")]
 )
 def test_server_failures_are_clear_errors(
-    server: Server, tmp_path: Path, branch: str, expected: str
+    server: Server, tmp_path: Path, release: str, expected: str
 ) -> None:
     root = tmp_path / "root"
     with pytest.raises(DatasetError, match=expected) as caught:
@@ -492,8 +667,38 @@ def test_server_failures_are_clear_errors(
             splits=("dev",),
             code=TINY_CODE,
             base=server.url,
-            branch=branch,
+            release=release,
             progress=False,
         )
-    assert f"{server.url}/{TINY}/{branch}/{TINY_CODE}-ud-dev.conllu" in str(caught.value)
+    assert f"{server.url}/{TINY}/{release}/{TINY_CODE}-ud-dev.conllu" in str(caught.value)
+    assert leftovers(root) == []
+
+
+@pytest.mark.treebank
+def test_shared_release_file_from_a_file_url(tmp_path: Path) -> None:
+    # A mirror of release r2.17 on disk (a file:// base URL): the real file is verified against
+    # the package's sum; a copy with one byte changed is refused.
+    shared = SHARED_UD / "UD_Hungarian-Szeged" / "dev.conllu"
+    if not shared.is_file():
+        pytest.skip(f"{shared} not found")
+    mirror = tmp_path / "mirror"
+    served = mirror / "UD_Hungarian-Szeged" / "r2.17" / "hu_szeged-ud-dev.conllu"
+    served.parent.mkdir(parents=True)
+    data = shared.read_bytes()
+    served.write_bytes(data)
+    root = tmp_path / "root"
+    options = {"root": root, "splits": ("dev",), "base": mirror.as_uri(), "progress": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        paths = treebank_paths("hu_szeged", **options)
+    assert paths["dev"].read_bytes() == data
+    assert record_of(root / "UD_Hungarian-Szeged")["dev.conllu"]["verified"] is True
+
+    paths["dev"].unlink()
+    (root / "UD_Hungarian-Szeged" / datasets.DOWNLOAD_RECORD).unlink()
+    changed = data.replace(b"\tvan\t", b"\tvolt\t", 1)
+    assert changed != data
+    served.write_bytes(changed)
+    with pytest.raises(DatasetError, match=r"SHA-256 mismatch for hu_szeged-ud-dev\.conllu"):
+        treebank_paths("hu_szeged", **options)
     assert leftovers(root) == []
