@@ -123,6 +123,20 @@ class ModelConfig:
     gold_tag_rate: float = 0.5
     """With `tag_input=predicted`: the probability that a training word's upper layers read
     its gold tag instead of the predicted one."""
+    pretrained_vectors: str | None = None
+    """A word2vec/fastText text file (`.vec`, `.txt`, optionally `.gz`) of pretrained word
+    vectors, read when training starts: a separate embedding table initialised from them is
+    projected to `word_dim` and concatenated with the trained word embedding (any vector
+    dimension works).  The table and the kept words are saved in the checkpoint, so a trained
+    model never needs the file again (resuming does: it rebuilds the vocabularies)."""
+    pretrained_max_words: int = 50_000
+    """Besides the words that training words look up, keep this many of the vectors file's
+    first words (its most frequent), so that test words unseen in training get their vector;
+    each costs `dim` floats in the checkpoint (50,000 x 300 dimensions: 60 MB)."""
+    pretrained_finetune: bool = False
+    """Train the pretrained table too.  Off by default: fine-tuning moves only the vectors of
+    training words, away from those of the words training never saw, which the projection
+    must still read correctly."""
 
     def __post_init__(self) -> None:
         from neuralparse.errors import InputError
@@ -146,6 +160,8 @@ class ModelConfig:
             raise InputError("tag loss weights must not be negative")
         if not 0.0 <= self.gold_tag_rate <= 1.0:
             raise InputError(f"model.gold_tag_rate={self.gold_tag_rate} is not a probability")
+        if self.pretrained_max_words < 0:
+            raise InputError(f"model.pretrained_max_words={self.pretrained_max_words} < 0")
 
     @property
     def reads_gold_tags(self) -> bool:

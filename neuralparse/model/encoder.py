@@ -10,6 +10,17 @@ prepended to every sentence, so the root too gets a contextual BiLSTM vector.  W
 (K&G §6: a word of training count c becomes the unknown word with probability
 alpha / (alpha + c)) trains the unknown-word embedding.
 
+With pretrained word vectors (``model.pretrained_vectors``) each word also looks up a second
+table, initialised from the vectors and fixed unless ``pretrained_finetune``; a linear
+projection to ``word_dim`` of its row joins the word's other parts (Stanza's parser does the
+same; Kiperwasser & Goldberg's implementation also keeps its external embeddings in a table of
+their own).  A separate table rather than the trained embedding initialised from the vectors:
+the vectors cover words that training never sees, whose rows would stay behind while those of
+the training words move, and the projection lets the vectors have any dimension.  As in
+Kiperwasser & Goldberg's implementation, a word that word dropout makes unknown also loses its
+pretrained vector half of the time, so that training sees both words unknown to training but
+known to the vectors and words unknown to both.
+
 A tagging model splits the BiLSTM at ``tagger_layer``: linear heads on the lower layers'
 vectors predict UPOS, XPOS and the whole FEATS string of every word, and the upper layers
 (which the transition scorer reads) see either the lower vectors alone (``none``), or also
@@ -133,6 +144,18 @@ class Encoder(nn.Module):
         self.register_buffer("word_counts", vocabs.words.count_tensor(), persistent=False)
         dim = config.word_dim
         self.chars = self.upos = self.xpos = self.feats = None
+        self.pretrained = self.pretrained_projection = None
+        if vocabs.pretrained is not None:
+            table = vocabs.pretrained
+            # A checkpoint's vocabulary has no vectors: its state_dict fills the table.
+            rows = (
+                table.vectors if table.vectors is not None else torch.zeros(len(table), table.dim)
+            )
+            self.pretrained = nn.Embedding.from_pretrained(
+                rows.clone(), freeze=not config.pretrained_finetune, padding_idx=PAD_INDEX
+            )
+            self.pretrained_projection = nn.Linear(table.dim, config.word_dim)
+            dim += config.word_dim
         if vocabs.chars is not None:
             self.chars = (
                 CharBiLSTM(len(vocabs.chars), config.char_dim, config.char_out)
@@ -186,17 +209,33 @@ class Encoder(nn.Module):
         """The columns the tagging heads predict (none for a gold-tag model)."""
         return tuple(self.taggers)
 
-    def _drop_words(self, words: Tensor) -> Tensor:
+    def _dropped_words(self, words: Tensor) -> Tensor | None:
+        """``[B, T]`` which words word dropout makes unknown (None outside training)."""
         if not self.training or self.word_dropout <= 0:
-            return words
+            return None
         counts = self.word_counts[words]
         keep_probability = counts / (counts + self.word_dropout)
         dropped = torch.rand_like(keep_probability) >= keep_probability
-        return torch.where(dropped & (words != PAD_INDEX), UNK_INDEX, words)
+        return dropped & (words != PAD_INDEX)
+
+    def _pretrained_vectors(self, batch: ModelInput, dropped: Tensor | None) -> Tensor:
+        """``[B, T, word_dim]`` projected pretrained vectors of the words."""
+        assert self.pretrained is not None and self.pretrained_projection is not None
+        if batch.pretrained is None:
+            raise ValueError("the model uses pretrained vectors but the batch has none")
+        entries = batch.pretrained
+        if dropped is not None:
+            lost = dropped & (torch.rand(dropped.shape, device=dropped.device) < 0.5)
+            entries = torch.where(lost, UNK_INDEX, entries)
+        return self.pretrained_projection(self.pretrained(entries))
 
     def word_vectors(self, batch: ModelInput) -> Tensor:
         """``[B, T, input_dim]`` input vectors of the words (before the BiLSTM)."""
-        parts = [self.words(self._drop_words(batch.words))]
+        dropped = self._dropped_words(batch.words)
+        words = batch.words if dropped is None else torch.where(dropped, UNK_INDEX, batch.words)
+        parts = [self.words(words)]
+        if self.pretrained is not None:
+            parts.append(self._pretrained_vectors(batch, dropped))
         if self.chars is not None:
             if batch.chars is None or batch.form_ids is None:
                 raise ValueError("the model uses characters but the batch has none")

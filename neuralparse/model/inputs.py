@@ -29,7 +29,8 @@ class ModelInput:
     ``feats [B, T, K]`` are the ``Attribute=Value`` indices of each word (0-padded) and
     ``feats_classes [B, T]`` the index of its whole FEATS string.  The tag columns hold what
     the input says (unknown where it says ``_``): the gold-tag encoder reads them, a tagging
-    model only uses them as training targets.
+    model only uses them as training targets.  ``pretrained [B, T]`` are the words' entries in
+    the pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``).
     """
 
     lengths: Tensor
@@ -40,6 +41,7 @@ class ModelInput:
     xpos: Tensor | None
     feats: Tensor | None
     feats_classes: Tensor | None = None
+    pretrained: Tensor | None = None
 
     def to(self, device: torch.device) -> ModelInput:
         return ModelInput(
@@ -80,6 +82,7 @@ class EncodedCorpus:
     xpos: Tensor | None
     feats: Tensor | None
     feats_classes: Tensor | None = None
+    pretrained: Tensor | None = None
 
     @classmethod
     def build(
@@ -90,7 +93,9 @@ class EncodedCorpus:
         # Forms and FEATS strings repeat: each distinct one is encoded once, then gathered.
         form_ids, forms = _distinct([f for s in sentences for f in s.forms])
         words = torch.tensor(vocabs.words.encode([normalize_form(f) for f in forms]))[form_ids]
-        char_table = upos = xpos = feats = feats_classes = None
+        char_table = upos = xpos = feats = feats_classes = pretrained = None
+        if vocabs.pretrained is not None:
+            pretrained = torch.tensor(vocabs.pretrained.encode(forms), dtype=torch.long)[form_ids]
         if vocabs.chars is not None:
             char_table = _pad_rows([vocabs.chars.encode(list(f)) for f in forms], max_word_chars)
         if vocabs.upos is not None:
@@ -106,7 +111,16 @@ class EncodedCorpus:
         if vocabs.chars is None:
             form_ids = None
         return cls(
-            starts, lengths, words.long(), form_ids, char_table, upos, xpos, feats, feats_classes
+            starts,
+            lengths,
+            words.long(),
+            form_ids,
+            char_table,
+            upos,
+            xpos,
+            feats,
+            feats_classes,
+            pretrained,
         )
 
     def __len__(self) -> int:
@@ -140,4 +154,5 @@ class EncodedCorpus:
             xpos=take(self.xpos),
             feats=take(self.feats),
             feats_classes=take(self.feats_classes),
+            pretrained=take(self.pretrained),
         )

@@ -1,11 +1,14 @@
 """Vocabularies: symbols <-> indices, with padding and unknown entries, as plain data.
 
 Index 0 is padding and index 1 the unknown symbol in every vocabulary, so that a symbol never
-seen in training (or too rare to be kept) still maps to a trained vector.
+seen in training (or too rare to be kept) still maps to a trained vector.  A model with
+pretrained word vectors also has a :class:`PretrainedVocabulary`: the words of the vectors file
+that it keeps, saved with the other vocabularies so that a checkpoint never needs the file.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +16,10 @@ from typing import Any
 
 import torch
 from torch import Tensor
+
+from neuralparse.model.vectors import read_vectors
+
+log = logging.getLogger("neuralparse.vocab")
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -64,6 +71,78 @@ class Vocabulary:
         return cls(list(data["symbols"]), [int(c) for c in data["counts"]])
 
 
+@dataclass
+class PretrainedVocabulary(Vocabulary):
+    """The words of a pretrained vectors file that a model keeps, in the file's order, and the
+    vectors' dimension; ``counts[i]`` is how many training words look up entry ``i``.
+
+    A form looks up its exact spelling first, then its lower-cased one (vectors files are
+    often lower-cased, and a capitalised sentence-initial word should still find its vector).
+    ``vectors`` holds the rows of the file while a model is being created for training; a
+    vocabulary read from a checkpoint has none (the model's state_dict holds them).
+    """
+
+    dim: int = 0
+    vectors: Tensor | None = field(default=None, repr=False, compare=False)
+
+    def lookup(self, symbol: str) -> int:
+        found = self.index.get(symbol)
+        return self.index.get(symbol.lower(), UNK_INDEX) if found is None else found
+
+    def encode(self, symbols: Sequence[str]) -> list[int]:
+        return [self.lookup(s) for s in symbols]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "dim": self.dim}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PretrainedVocabulary:
+        return cls(list(data["symbols"]), [int(c) for c in data["counts"]], int(data["dim"]))
+
+
+def pretrained_vocabulary(
+    forms: Iterable[str], path: str, max_extra_words: int
+) -> PretrainedVocabulary:
+    """The entries of vectors file ``path`` that training words ``forms`` look up, plus the
+    first ``max_extra_words`` other entries of the file (its most frequent words, in the usual
+    frequency-sorted files): words that training never saw but test text may contain."""
+    counts = Counter(forms)
+    wanted = set(counts) | {f.lower() for f in counts}
+    extra = 0
+
+    def keep(word: str) -> bool:
+        nonlocal extra
+        if word in (PAD, UNK):  # those indices are taken
+            return False
+        if word in wanted:
+            return True
+        extra += 1
+        return extra <= max_extra_words
+
+    vectors = read_vectors(path, keep)
+    specials = torch.zeros(2, vectors.dim)
+    vocab = PretrainedVocabulary(
+        [PAD, UNK, *vectors.words],
+        [0] * (len(vectors.words) + 2),
+        vectors.dim,
+        torch.cat([specials, vectors.vectors]),
+    )
+    for form, count in counts.items():
+        vocab.counts[vocab.lookup(form)] += count
+    covered = sum(counts.values()) - vocab.counts[UNK_INDEX]
+    vocab.counts[UNK_INDEX] = 0  # like every vocabulary's unknown entry
+    log.info(
+        "pretrained vectors %s: %d words of %d dimensions kept (%d outside the training words); "
+        "they cover %.1f%% of the training words",
+        path,
+        len(vectors.words),
+        vectors.dim,
+        min(extra, max_extra_words),
+        100 * covered / max(sum(counts.values()), 1),
+    )
+    return vocab
+
+
 def split_feats(feats: str) -> list[str]:
     """The ``Attribute=Value`` pairs of a FEATS cell (none for ``_``)."""
     return [] if feats == EMPTY_COLUMN else feats.split("|")
@@ -91,6 +170,7 @@ class Vocabularies:
     xpos: Vocabulary | None = None
     feats: Vocabulary | None = None
     feats_classes: Vocabulary | None = None
+    pretrained: PretrainedVocabulary | None = None
 
     def tag_classes(self, columns: Iterable[str]) -> dict[str, Vocabulary]:
         """The class vocabularies of the tagging heads for ``columns`` (``upos``, ``xpos``,
@@ -99,19 +179,23 @@ class Vocabularies:
         return {name: found[name] for name in columns if found[name] is not None}
 
     def to_dict(self) -> dict[str, Any]:
+        # Without vectors the dict stays what it was before they existed, so that resuming
+        # from an older checkpoint still finds the same vocabularies.
         return {
             name: (vocab.to_dict() if vocab is not None else None)
             for name, vocab in vars(self).items()
+            if not (name == "pretrained" and vocab is None)
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Vocabularies:
-        return cls(
-            **{
-                name: (Vocabulary.from_dict(value) if value is not None else None)
-                for name, value in data.items()
-            }
-        )
+        def read(name: str, value: dict[str, Any] | None) -> Vocabulary | None:
+            if value is None:
+                return None
+            kind = PretrainedVocabulary if name == "pretrained" else Vocabulary
+            return kind.from_dict(value)
+
+        return cls(**{name: read(name, value) for name, value in data.items()})
 
 
 def normalize_form(form: str) -> str:
@@ -129,11 +213,15 @@ def build_vocabularies(
     use_xpos: bool = True,
     use_feats: bool = True,
     feats_pairs: bool = True,
+    pretrained_vectors: str | None = None,
+    pretrained_max_words: int = 0,
 ) -> Vocabularies:
     """Vocabularies of the training sentences (objects with ``forms``, ``upos``, ``xpos``,
     ``feats``); a column enters only when enabled and present in the data.  FEATS gets its
     pair vocabulary (gold-tag input) when ``feats_pairs``, else its class vocabulary (the
-    tagging head's)."""
+    tagging head's).  With ``pretrained_vectors`` (a file path), the vocabulary of the vectors
+    (:func:`pretrained_vocabulary`) keeps up to ``pretrained_max_words`` words that training
+    never saw."""
     forms = [f for s in sentences for f in s.forms]
     upos = [t for s in sentences for t in s.upos]
     xpos = [t for s in sentences for t in s.xpos]
@@ -153,6 +241,11 @@ def build_vocabularies(
             if use_feats and not feats_pairs and column_present(feats)
             else None
         ),
+        pretrained=(
+            pretrained_vocabulary(forms, pretrained_vectors, pretrained_max_words)
+            if pretrained_vectors
+            else None
+        ),
     )
 
 
@@ -167,4 +260,6 @@ def vocabularies_for(sentences: Sequence[Any], model: Any) -> Vocabularies:
         use_xpos=model.use_xpos,
         use_feats=model.use_feats,
         feats_pairs=model.tag_input == "gold",
+        pretrained_vectors=model.pretrained_vectors,
+        pretrained_max_words=model.pretrained_max_words,
     )
