@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,6 +25,8 @@ from neuralparse.io import (
     to_pyconll,
     write_conllu,
 )
+from neuralparse.io.sources import decoded_lines
+from neuralparse.io.text import explain_format
 from tests.trees_strategies import trees
 
 
@@ -417,6 +420,161 @@ def test_good_input_reads_without_warnings() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(read_conllu(RICH + SIMPLE, lenient=True)) == 2
+
+
+# ---------------------------------------------------------------------------- lines
+
+
+@pytest.mark.parametrize("blank", [" ", "\t", " \t ", "\u3000"])
+@pytest.mark.parametrize("where", ["between words", "after comments", "after the words"])
+def test_whitespace_only_line_inside_a_sentence_is_a_malformed_line_of_it(
+    blank: str, where: str
+) -> None:
+    """It used to end the sentence: lenient reading wrote the part before it as a complete
+    tree and lost the rest, strict reading blamed the next part ("sentence #3")."""
+    comment = "# sent_id = broken\n"
+    first, second = word("1", "a", "0", "root") + "\n", word("2", "b", "1", "dep") + "\n"
+    lines = {
+        "between words": [comment, first, blank + "\n", second],
+        "after comments": [comment, blank + "\n", first, second],
+        "after the words": [comment, first, second, blank + "\n"],
+    }[where]
+    bad = "".join(lines) + "\n"
+    text = SIMPLE + bad + SIMPLE
+    blank_line = 5 + bad.splitlines().index(blank)
+    with pytest.raises(ConlluError, match="only whitespace") as info:
+        parse_conllu_text(text)
+    assert (info.value.line, info.value.sent_id) == (blank_line, "broken")
+    report = ReadReport()
+    with pytest.warns(SkippedSentencesWarning, match="skipped 1"):
+        sentences = parse_conllu_text(text, lenient=True, report=report)
+    assert "".join(s.to_conllu() for s in sentences) == SIMPLE + SIMPLE  # nothing of it
+    assert [(s.line, s.sent_id) for s in report.skipped] == [(blank_line, "broken")]
+
+
+def test_whitespace_only_lines_between_sentences_separate_them() -> None:
+    # Before the first sentence, and after the empty line that ends one: kept byte for byte.
+    text = " \n\t\n" + SIMPLE + " \t\n\n  \n" + SIMPLE
+    sentences = parse_conllu_text(text)
+    assert [s.line for s in sentences] == [3, 10]
+    assert "".join(s.to_conllu() for s in sentences) == text
+    # Other whitespace there (a form feed) is no separator: it begins a sentence, and is
+    # its malformed line (a missing empty line after it makes the next sentence that one).
+    with pytest.raises(ConlluError, match="only whitespace") as info:
+        parse_conllu_text(SIMPLE + "\x0c\n\n" + SIMPLE)
+    assert (info.value.line, info.value.sent_id) == (5, "#2")
+
+
+def test_a_byte_order_mark_alone_on_the_first_line_is_an_empty_line(tmp_path: Path) -> None:
+    """It used to make a sentence without words, reported without a line number."""
+    path = tmp_path / "bom.conllu"
+    path.write_bytes(("\ufeff\n\n" + SIMPLE).encode())
+    (sentence,) = read_conllu(path)
+    assert sentence.line == 3 and sentence.to_conllu() == "\ufeff\n\n" + SIMPLE
+    with pytest.raises(ConlluError, match="no sentences"):
+        read_conllu(["\ufeff", ""])
+
+
+def test_bare_cr_files_are_read_like_bare_cr_text(tmp_path: Path) -> None:
+    """Old Mac files: a path (and standard input) used to split lines at LF only, so a
+    bare-CR file was one line, and its first error quoted the whole file."""
+    text = (RICH + SIMPLE).replace("\n", "\r")
+    path = tmp_path / "mac.conllu"
+    path.write_bytes(text.encode())
+    from_text = parse_conllu_text(text)
+    for sentences in (
+        read_conllu(path),
+        read_conllu(decoded_lines(io.BytesIO(text.encode()))),
+        read_conllu(io.StringIO(text, newline="")),
+    ):
+        assert [s.line for s in sentences] == [s.line for s in from_text] == [1, 16]
+        assert "".join(s.to_conllu() for s in sentences) == text
+    write_conllu(read_conllu(path), str(tmp_path / "out.conllu"))
+    assert (tmp_path / "out.conllu").read_bytes() == path.read_bytes()
+    bad = (SIMPLE + "# sent_id = bad\n" + "1\tw\t_\n" * 500 + "\n").replace("\n", "\r")
+    path.write_bytes(bad.encode())
+    with pytest.raises(ConlluError, match="found 3") as info:
+        read_conllu(path)
+    assert (info.value.line, info.value.sent_id) == (6, "bad")
+    assert len(str(info.value)) < len(str(path)) + 100
+
+
+def test_bare_cr_plain_text_has_one_sentence_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "mac.txt"
+    path.write_bytes(b"w1 w2\rw3\r\rw4\r\n")
+    assert [(s.line, s.forms) for s in read_text(path)] == [
+        (1, ["w1", "w2"]),
+        (2, ["w3"]),
+        (4, ["w4"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lines", "fragment"),
+    [
+        (
+            ["1\tw\t_\t_\t_\t_\t0\troot\t_\t_\r2\tv\t_\t_\t_\t_\t1\tdep\t_\t_\n"],
+            r"carriage return \(\\r\) inside the line at character 23",
+        ),
+        (
+            ["# sent_id = x\n1\tw\t_\t_\t_\t_\t0\troot\t_\t_"],
+            r"line feed \(\\n\) inside the line at character 14",
+        ),
+        (
+            io.StringIO(SIMPLE.replace("\n", "\r")),
+            r"line 1, sentence s2: carriage return \(\\r\) inside the line at character 15",
+        ),
+    ],
+    ids=["cr-in-list", "lf-in-list", "cr-through-stringio"],
+)
+def test_a_line_break_inside_a_callers_line_is_an_error(lines: Any, fragment: str) -> None:
+    """Lines a caller split (a list, io.StringIO, which splits at LF only) may hold a CR or
+    LF before their end: written back, they would read as other lines."""
+    with pytest.raises(ConlluError, match=fragment) as info:
+        read_conllu(lines)
+    assert info.value.line == 1
+
+
+def test_a_line_break_inside_a_callers_line_of_text_is_an_error() -> None:
+    """It used to separate two tokens, silently joining two sentences."""
+    with pytest.raises(InputError, match="carriage return") as info:
+        read_text(["w1 w2\n", "w3\rw4\n"])
+    assert (info.value.line, info.value.sent_id) == (2, "#2")
+
+
+HUGE = 10_000
+RANGE_CELLS = "\tab" + "\t_" * 8
+NODE_CELLS = "\te" + "\t_" * 8
+LONG_ID = "# sent_id = " + "s" * HUGE
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        (block(word("x" * HUGE, "a", "0", "root")), "malformed token id 'xxx"),
+        (block(word("1", "a", "\u2028" * HUGE, "root")), "HEAD '\\u2028\\u2028"),
+        (block(word("1", "a", "9" * HUGE, "root")), "HEAD 999"),  # int() refuses 4,301 digits
+        (block(word("9" * HUGE, "a", "0", "root")), "word id 999"),
+        (block("1-" + "9" * HUGE + RANGE_CELLS, word("1", "a", "0", "root")), "ends at 999"),
+        (block("1." + "9" * HUGE + NODE_CELLS, word("1", "a", "0", "root")), "empty node 1.99"),
+        (block(word("1", "a", "x", "root"), comments=(LONG_ID,)), "sentence " + "s" * 197),
+    ],
+    ids=["token-id", "head", "head-digits", "word-id", "range-end", "empty-node", "sent-id"],
+)
+def test_messages_quote_a_bounded_excerpt_of_a_line(text: str, fragment: str) -> None:
+    """Messages used to quote cells and sentence ids whole (a bare-CR file's first comment
+    was the whole file), and numbers of over 4,300 digits raised ValueError."""
+    with pytest.raises(ConlluError) as info:
+        parse_conllu_text(text)
+    message = str(info.value)
+    assert fragment in message and "..." in message
+    assert len(message) < 300, message[:300]
+
+
+def test_the_detected_format_quotes_a_bounded_excerpt() -> None:
+    """The reason logged for the format quoted a token id whole."""
+    fmt, why = explain_format(["9" * HUGE + "\tw\n"])
+    assert fmt == "conllu" and why.endswith("99...' and a tab") and len(why) < 150
 
 
 # ---------------------------------------------------------------------------- streaming

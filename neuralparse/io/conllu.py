@@ -21,17 +21,32 @@ guarantee forbids.  pyconll is therefore used at the edge, for interoperability
 (:mod:`neuralparse.io.interop` converts sentences to and from pyconll objects), not on the hot
 path.
 
-Validation (strict by default; every message names the file, the 1-based line and the
-sentence id): valid UTF-8 (a line that is not is reported, or its sentence skipped, like any
-other malformed line); ten tab-separated non-empty columns; word ids 1..n in order; multiword
-ranges ``a-b`` with ``a < b`` placed right before word ``a`` and not overlapping; empty nodes
-``i.k`` right after word ``i`` with ``k = 1, 2, ...``; comments only before the first word line;
-integer HEAD within ``0..n``, or ``_`` for every word (no tree; only with ``check_tree=False``);
-with ``check_tree=True`` the heads must form a tree with exactly one word attached to the root
+Lines and sentences.  A line ends with ``\\n``, ``\\r\\n`` or ``\\r`` (old Mac files) and keeps its
+ending; the last line may have none (it is read, and written back, with ``\\n``).  A sentence is
+a run of comment and word lines ended by an *empty* line (nothing before its ending) or by the
+end of the input; a last sentence without its empty line is written back with one, ending like
+its last line.  Between sentences (before the first one, and after the empty line that ends
+one) any number of empty lines and lines of only spaces and tabs may stand: they are kept byte
+for byte with the sentence before them (before the first sentence: with it), and left out with
+it when lenient reading skips it.  Inside a sentence a line of only whitespace is *not* a
+separator (CoNLL-U ends a sentence with an empty line, and the official validator refuses such
+lines): it is a malformed line of that sentence, reported at its line, and lenient reading skips
+that whole sentence.  A line of other whitespace between sentences (a form feed) starts a
+sentence and is reported as its malformed line.
+
+Validation (strict by default; every message names the file, the 1-based line and the sentence
+id, and quotes at most :data:`~neuralparse.io.sources.EXCERPT_CHARACTERS` characters of a cell
+and 200 of a sentence id): valid UTF-8 (a line that is not is reported, or its sentence
+skipped, like any other malformed line); no line break inside a line (possible only in lines a
+caller split, :func:`~neuralparse.io.sources.inner_line_break`); ten tab-separated non-empty
+columns; word ids 1..n in order; multiword ranges ``a-b`` with ``a < b`` placed right before
+word ``a`` and not overlapping; empty nodes ``i.k`` right after word ``i`` with
+``k = 1, 2, ...``; comments only before the first word line; integer HEAD within ``0..n``, or
+``_`` for every word (no tree; only with ``check_tree=False``); with ``check_tree=True`` the
+heads must form a tree with exactly one word attached to the root
 (:func:`neuralparse.trees.core.check_tree`).  Empty nodes and DEPS (enhanced graph) are kept
-but not validated as trees.  A missing blank line after the last sentence is accepted (the
-written block gets one).  ``lenient=True`` skips bad sentences instead of raising, counts them
-in a :class:`ReadReport` and always emits a :class:`SkippedSentencesWarning`.
+but not validated as trees.  ``lenient=True`` skips bad sentences instead of raising, counts
+them in a :class:`ReadReport` and always emits a :class:`SkippedSentencesWarning`.
 """
 
 from __future__ import annotations
@@ -47,14 +62,21 @@ from neuralparse.io.sentence import COLUMNS, DEPREL_COLUMN, HEAD_COLUMN, Sentenc
 from neuralparse.io.sources import (
     ENCODING,
     Source,
+    excerpt,
+    inner_line_break,
     open_lines,
-    printable,
+    split_ending,
     text_lines,
     undecodable,
 )
 from neuralparse.trees.core import check_tree as check_heads_form_tree
 
 _SENT_ID_KEY = "sent_id"
+_SENT_ID_CHARACTERS = 200  # real ids reach 104 characters (English-EWT): quote them whole
+_BYTE_ORDER_MARK = "\ufeff"
+_SEPARATOR_WHITESPACE = " \t"
+_EMPTY_LINES = frozenset({"\n", "\r\n", "\r"})
+_HUGE = 10**18  # stands for any id or HEAD of more than 18 digits: beyond every sentence
 
 
 class SkippedSentencesWarning(UserWarning):
@@ -92,69 +114,90 @@ class ReadReport:
 
 @dataclass(frozen=True, slots=True)
 class _Block:
-    """Raw lines of one sentence with their line numbers (blank separator lines included)."""
+    """Raw lines of one sentence with their line numbers (separator lines included)."""
 
     first_line: int  # line number of lines[0]
     lines: list[str]
     ordinal: int  # 1-based position among the file's sentences
+    start: int  # lines[start:end] are the sentence's comment and word lines
+    end: int
+
+
+def _content(line: str, number: int) -> str:
+    """``line`` without its ending, and without the byte order mark that may open line 1."""
+    content = split_ending(line)[0]
+    if number == 1 and content.startswith(_BYTE_ORDER_MARK):
+        return content[1:]
+    return content
 
 
 def _blocks(lines: Iterable[str]) -> Iterator[_Block]:
-    """Group raw lines into sentence blocks.
+    """Group raw lines into sentence blocks (the rules are in the module docstring).
 
-    A block is any blank lines before the sentence, its comment/word lines and the blank
-    lines after it, so that every byte of the file belongs to exactly one block.  A block is
-    released when the next sentence starts (one-sentence look-ahead) or at end of input.  A
-    last line without an ending gets ``\\n``, and a last sentence without its terminating blank
-    line gets one, written with the sentence's own line ending.
+    A block is the separator lines before the sentence (in the first block only), its lines,
+    and the empty line ending it with the separators after it, so that every byte of the input
+    belongs to exactly one block.  A block is released when the next sentence starts
+    (one-sentence look-ahead) or at end of input.  A last line without an ending gets ``\\n``,
+    and a last sentence without its empty line gets one, with the ending of its last line.
     """
     block: list[str] = []
     first_line = 1
-    has_content = False
-    after_content_blank = False
+    start: int | None = None  # index in block of the sentence's first line
+    end: int | None = None  # index in block of the empty line that ended the sentence
     ordinal = 0
     for number, raw in enumerate(lines, start=1):
-        line = raw
-        if not line.endswith(("\n", "\r")):
-            line += "\n"
-        if line.isspace():
+        line = raw if raw.endswith(("\n", "\r")) else raw + "\n"
+        if start is not None and end is None:  # inside a sentence: only an empty line ends it
+            if line in _EMPTY_LINES:
+                end = len(block)
             block.append(line)
-            after_content_blank = has_content
             continue
-        if after_content_blank:
+        if not _content(line, number).strip(_SEPARATOR_WHITESPACE):
+            block.append(line)
+            continue
+        if end is not None:
             ordinal += 1
-            yield _Block(first_line, block, ordinal)
-            block, first_line, has_content, after_content_blank = [], number, False, False
+            yield _Block(first_line, block, ordinal, start, end)  # type: ignore[arg-type]
+            block, first_line, end = [], number, None
+        start = len(block)
         block.append(line)
-        has_content = True
-    if has_content:
-        if not after_content_blank:
-            last = block[-1]
-            block.append("\r\n" if last.endswith("\r\n") else last[-1])
-        yield _Block(first_line, block, ordinal + 1)
+    if start is None:
+        return
+    if end is None:
+        end = len(block)
+        block.append(split_ending(block[-1])[1])
+    yield _Block(first_line, block, ordinal + 1, start, end)
 
 
 def _sent_id(block: _Block) -> str:
-    for line in block.lines:
-        stripped = line.strip().lstrip("\ufeff")
-        if not stripped:
-            continue
-        if not stripped.startswith("#"):
+    """The ``# sent_id =`` of the sentence, else its ordinal (``#3``)."""
+    for index in range(block.start, block.end):
+        content = _content(block.lines[index], block.first_line + index)
+        if not content.startswith("#"):
             break
-        key, equals, value = stripped[1:].partition("=")
+        key, equals, value = content[1:].partition("=")
         if equals and key.strip() == _SENT_ID_KEY:
-            return value.strip()
+            # A line break inside a caller's line (reported) ends the id, not the rest.
+            return value.partition("\r")[0].partition("\n")[0].strip()
     return f"#{block.ordinal}"
 
 
-def _is_ascii_int(text: str) -> bool:
-    # str.isdigit alone accepts non-ASCII digits such as '٣', which CoNLL-U does not allow.
-    return text.isdigit() and text.isascii()
+def _ascii_int(text: str) -> int | None:
+    """``text`` as an integer when it is ASCII digits, else ``None``.
+
+    ``str.isdigit`` alone accepts non-ASCII digits such as '٣', which CoNLL-U does not allow;
+    ``int`` refuses strings of over 4,300 digits, so a longer number counts as :data:`_HUGE`.
+    """
+    if not (text.isascii() and text.isdigit()):
+        return None
+    if len(text) <= 18 or len(text.lstrip("0")) <= 18:
+        return int(text)
+    return _HUGE
 
 
 def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
     """Validate one block and build its :class:`Sentence` (raises :class:`ConlluError`)."""
-    sent_id = _sent_id(block)
+    sent_id = excerpt(_sent_id(block), _SENT_ID_CHARACTERS)  # escaped: it may hold bad bytes
 
     def error(message: str, line: int | None) -> ConlluError:
         return ConlluError(message, source=source, line=line, sent_id=sent_id)
@@ -168,24 +211,29 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
     deprels: list[str] = []
     misc: list[str] = []
     word_lines: list[int] = []
-    start_line: int | None = None
+    start_line = block.first_line + block.start
     last_range_end = 0
-    range_ends: list[tuple[int, int]] = []  # (range end, line) to check against n
+    range_ends: list[tuple[int, str, int]] = []  # (range end, as written, line) to check vs n
     empty_minor = 0  # empty nodes seen since the last word
     seen_token = False
     range_pending = False  # a multiword line must be followed directly by its first word
-    for index, raw in enumerate(block.lines):
+    for index in range(block.start, block.end):
+        raw = block.lines[index]
         number = block.first_line + index
-        content = raw.rstrip("\r\n")
-        if number == 1 and content.startswith("\ufeff"):
+        # Every line of a block has an ending (_blocks).  The inlined _content and the test
+        # before inner_line_break keep reading fast: this loop runs once per line of a file.
+        content = raw[:-2] if raw.endswith("\r\n") else raw[:-1]
+        if number == 1 and content.startswith(_BYTE_ORDER_MARK):
             content = content[1:]  # a UTF-8 byte order mark is kept in the raw line
-        if not content or content.isspace():
-            continue
         problem = undecodable(raw)
-        if problem is not None:  # the sentence id may hold the bad bytes: escape them
-            raise ConlluError(problem, source=source, line=number, sent_id=printable(sent_id))
-        if start_line is None:
-            start_line = number
+        if problem is None and ("\r" in content or "\n" in content):
+            problem = inner_line_break(content)
+        if problem is not None:
+            raise error(problem, number)
+        if content.isspace():
+            raise error(
+                "line of only whitespace, not empty: only an empty line ends a sentence", number
+            )
         if content.startswith("#"):
             if seen_token:
                 raise error("comment line after the first word line of the sentence", number)
@@ -199,9 +247,10 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
         seen_token = True
         token_id = fields[0]
         n = len(forms)
-        if _is_ascii_int(token_id):
-            if int(token_id) != n + 1:
-                raise error(f"word id {token_id} out of order: expected {n + 1}", number)
+        word_id = _ascii_int(token_id)
+        if word_id is not None:
+            if word_id != n + 1:
+                raise error(f"word id {excerpt(token_id)} out of order: expected {n + 1}", number)
             word_lines.append(index)
             forms.append(fields[1])
             lemmas.append(fields[2])
@@ -216,37 +265,45 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
             continue
         first, dash, last = token_id.partition("-")
         if dash:
-            if not (_is_ascii_int(first) and _is_ascii_int(last)):
-                raise error(f"malformed multiword token id {token_id!r}", number)
-            a, b = int(first), int(last)
+            a, b = _ascii_int(first), _ascii_int(last)
+            if a is None or b is None:
+                raise error(f"malformed multiword token id '{excerpt(token_id)}'", number)
             if a >= b:
-                raise error(f"multiword token range {token_id} is empty or reversed", number)
+                raise error(
+                    f"multiword token range {excerpt(token_id)} is empty or reversed", number
+                )
             if a != n + 1 or a <= last_range_end:
                 raise error(
-                    f"multiword token range {token_id} must come right before word {a}", number
+                    f"multiword token range {excerpt(token_id)} must come right before word "
+                    f"{excerpt(first)}",
+                    number,
                 )
             last_range_end = b
             range_pending = True
-            range_ends.append((b, number))
+            range_ends.append((b, last, number))
             continue
         major, dot, minor = token_id.partition(".")
-        if dot and _is_ascii_int(major) and _is_ascii_int(minor):
-            if range_pending or int(major) != n or int(minor) != empty_minor + 1:
+        node_major, node_minor = _ascii_int(major), _ascii_int(minor)
+        if dot and node_major is not None and node_minor is not None:
+            if range_pending or node_major != n or node_minor != empty_minor + 1:
                 raise error(
-                    f"empty node {token_id} out of place: expected {n}.{empty_minor + 1}", number
+                    f"empty node {excerpt(token_id)} out of place: expected {n}.{empty_minor + 1}",
+                    number,
                 )
             empty_minor += 1
             continue
-        raise error(f"malformed token id {token_id!r}", number)
+        raise error(f"malformed token id '{excerpt(token_id)}'", number)
 
     if not forms:
         raise error("sentence has no word lines", start_line)
     n = len(forms)
-    for end, number in range_ends:
-        if end > n:
-            raise error(f"multiword token range ends at {end} beyond the last word {n}", number)
+    for range_end, written, number in range_ends:
+        if range_end > n:
+            raise error(
+                f"multiword token range ends at {excerpt(written)} beyond the last word {n}",
+                number,
+            )
     heads = _parse_heads(head_fields, word_lines, block.first_line, n, check_tree, error)
-    assert start_line is not None
     if heads is not None and check_tree:
         try:
             check_heads_form_tree(heads, single_root=True)
@@ -296,14 +353,16 @@ def _parse_heads(
         return None
     heads: list[int] = []
     for i, value in enumerate(head_fields):
-        if not _is_ascii_int(value):
+        head = _ascii_int(value)
+        if head is None:
             raise error(
-                f"HEAD {value!r} of word {i + 1} is not an integer", first_line + word_lines[i]
+                f"HEAD '{excerpt(value)}' of word {i + 1} is not an integer",
+                first_line + word_lines[i],
             )
-        head = int(value)
         if head > n:
             raise error(
-                f"HEAD {head} of word {i + 1} is outside 0..{n}", first_line + word_lines[i]
+                f"HEAD {excerpt(value)} of word {i + 1} is outside 0..{n}",
+                first_line + word_lines[i],
             )
         heads.append(head)
     return heads

@@ -1,10 +1,13 @@
 """Turn what a caller hands us (a path, an open file, text, lines) into named raw lines.
 
-Paths (and standard input, see :func:`decoded_lines`) are read in binary, line by line
-(bounded memory), and each line is decoded on its own: ``\\r\\n`` endings reach the parser
-untouched (byte-identical round trips), and a line that is not UTF-8 reaches the reader with its
-bad bytes marked (:func:`undecodable`), so that the reader reports it with its exact line
-number and sentence, or skips that sentence when it is lenient.
+Lines end with ``\\n``, ``\\r\\n`` or ``\\r`` (old Mac files), whatever the source: paths and
+standard input (see :func:`decoded_lines`) are read with exactly the line splitting of
+:func:`text_lines`, and every line keeps its ending (byte-identical round trips).  Reading
+holds one line at a time (bounded memory), and a byte that is not UTF-8 reaches the reader
+marked (:func:`undecodable`), so that the reader reports it with its exact line number and
+sentence, or skips that sentence when it is lenient.  Lines a caller splits itself (a list, an
+open file) may hold a line break before their end: :func:`inner_line_break` says so.  Messages
+quote input through :func:`excerpt`, which bounds what they show of a line.
 
 Files we write go through a uniquely named temporary file beside them that replaces them only
 when everything was written (:func:`partial_file`, :func:`replacing`).
@@ -19,7 +22,7 @@ import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, Any, BinaryIO, TextIO
 
 from neuralparse.errors import InputError
 
@@ -27,6 +30,9 @@ Source = str | os.PathLike[str] | TextIO | Iterable[str]
 """A path, an open text file, CoNLL-U/plain text containing a newline, or an iterable of lines."""
 
 ENCODING = "utf-8"
+
+EXCERPT_CHARACTERS = 80
+"""How much of a line (a cell, a token id) a message quotes at most."""
 
 
 def is_inline_text(source: object) -> bool:
@@ -40,13 +46,43 @@ def text_lines(text: str) -> Iterator[str]:
     return iter(io.StringIO(text, newline=""))
 
 
-def decoded_lines(handle: Iterable[bytes]) -> Iterator[str]:
-    """The lines of a binary stream, each decoded on its own.  A byte that is not UTF-8 becomes
-    a lone surrogate (``surrogateescape``) instead of stopping the stream here: a generator
-    that raised could not go on, and the reader, which knows the sentence, reports it
-    (:func:`undecodable`)."""
-    for raw in handle:
-        yield raw.decode(ENCODING, "surrogateescape")
+def decoded_lines(handle: BinaryIO) -> Iterator[str]:
+    """The lines of a binary stream, split as :func:`text_lines` splits and decoded
+    incrementally.  A byte that is not UTF-8 becomes a lone surrogate (``surrogateescape``)
+    instead of stopping the stream here: a generator that raised could not go on, and the
+    reader, which knows the sentence, reports it (:func:`undecodable`).  ``handle`` stays open
+    (standard input is not ours to close)."""
+    text = io.TextIOWrapper(handle, encoding=ENCODING, errors="surrogateescape", newline="")
+    try:
+        yield from text
+    finally:
+        if not handle.closed:  # detaching flushes, which a closed stream refuses
+            text.detach()
+
+
+def split_ending(line: str) -> tuple[str, str]:
+    """``line`` without its ending, and the ending: ``\\r\\n``, ``\\n``, ``\\r`` or ``""``."""
+    if line.endswith("\r\n"):
+        return line[:-2], "\r\n"
+    if line.endswith(("\n", "\r")):
+        return line[:-1], line[-1]
+    return line, ""
+
+
+def inner_line_break(content: str) -> str | None:
+    """Why ``content`` (a line without its ending) is more than one line, or ``None``.
+
+    Paths, standard input and text never give such a line; a caller's list of lines or an open
+    file that splits only at ``\\n`` (``io.StringIO``'s default) can, and reading it as one line
+    would write back lines that read differently."""
+    for char, name in (("\r", "carriage return (\\r)"), ("\n", "line feed (\\n)")):
+        position = content.find(char)
+        if position >= 0:
+            return (
+                f"{name} inside the line at character {position + 1}: lines end at "
+                "\\n, \\r\\n or \\r, so this is more than one line"
+            )
+    return None
 
 
 def undecodable(line: str) -> str | None:
@@ -72,6 +108,22 @@ def printable(text: str) -> str:
         return text.encode(ENCODING, "surrogateescape").decode(ENCODING, "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate no byte stands for (in a caller's str)
         return text.encode(ENCODING, "backslashreplace").decode(ENCODING)
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARACTERS) -> str:
+    """``text`` as a message quotes it: at most ``limit`` characters, then ``...`` when some
+    of ``text`` is left out, with undecodable bytes (:func:`printable`) and characters that are
+    not printable (``\\r``, ``\\t``, NUL, U+2028) escaped, so that a message stays one short
+    line whatever a line of the input holds (a whole file read as one line, a megabyte cell)."""
+    if len(text) <= limit and text.isprintable():
+        return text
+    shown = ""
+    for char in printable(text[:limit]):
+        piece = char if char.isprintable() else repr(char)[1:-1]
+        if len(shown) + len(piece) > limit:
+            return shown + "..."
+        shown += piece
+    return shown + "..." if len(text) > limit else shown
 
 
 def guarded_lines(lines: Iterable[str], name: str) -> Iterator[str]:
@@ -104,8 +156,10 @@ def open_lines(source: Source, name: str | None = None) -> Iterator[tuple[str, I
         yield (name or "<string>", text_lines(source))  # type: ignore[arg-type]
     elif isinstance(source, str | os.PathLike):
         name = name or str(source)
-        with Path(source).open("rb") as handle:
-            yield (name, decoded_lines(handle))
+        with Path(source).open(
+            encoding=ENCODING, errors="surrogateescape", newline=""
+        ) as handle:  # decoded_lines' splitting and decoding, with the file ours to close
+            yield (name, iter(handle))
     elif isinstance(source, io.TextIOBase) or hasattr(source, "readline"):
         name = name or str(getattr(source, "name", "<file>"))
         yield (name, guarded_lines(source, name))  # type: ignore[arg-type]

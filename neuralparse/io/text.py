@@ -1,9 +1,12 @@
 """Plain pre-tokenized text for prediction, and telling it apart from CoNLL-U.
 
-Plain text has one sentence per line with tokens separated by whitespace; blank lines are
-skipped.  Each sentence becomes a :class:`Sentence` without a tree (``heads`` is ``None``,
-every other column ``_``) whose :meth:`Sentence.to_conllu` is valid CoNLL-U with a
-``# text =`` comment; :meth:`Sentence.with_tree` fills HEAD and DEPREL.
+Plain text has one sentence per line with tokens separated by whitespace (``str.split``);
+lines of only whitespace are skipped.  Lines end with ``\\n``, ``\\r\\n`` or ``\\r``, as in
+CoNLL-U (:mod:`neuralparse.io.sources`); a line break inside a line that a caller split is an
+error rather than a token separator (it would be several sentences read as one).  Each sentence
+becomes a :class:`Sentence` without a tree (``heads`` is ``None``, every other column ``_``)
+whose :meth:`Sentence.to_conllu` is valid CoNLL-U with a ``# text =`` comment;
+:meth:`Sentence.with_tree` fills HEAD and DEPREL.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ from typing import Literal
 from neuralparse.errors import InputError
 from neuralparse.io.conllu import _Block, _parse_block
 from neuralparse.io.sentence import UNSPECIFIED, Sentence
-from neuralparse.io.sources import Source, open_lines, undecodable
+from neuralparse.io.sources import (
+    Source,
+    excerpt,
+    inner_line_break,
+    open_lines,
+    split_ending,
+    undecodable,
+)
 
 Format = Literal["conllu", "text"]
 
@@ -38,20 +48,22 @@ def iter_text(source: Source, *, name: str | None = None) -> Iterator[Sentence]:
 
     ``Sentence.line`` is the line in the text, ``sent_id`` the sentence's ordinal (``#3``).
     Raises :class:`InputError` when the input holds no sentence, and at a line that is not
-    valid UTF-8.
+    valid UTF-8 or holds a line break before its end.
     """
     with open_lines(source, name) as (source_name, lines):
         count = 0
         for number, line in enumerate(lines, start=1):
-            tokens = (line.removeprefix(_BYTE_ORDER_MARK) if number == 1 else line).split()
+            content = split_ending(line)[0]
+            tokens = (content.removeprefix(_BYTE_ORDER_MARK) if number == 1 else content).split()
             if not tokens:
                 continue
             count += 1
-            problem = undecodable(line)
+            problem = undecodable(line) or inner_line_break(content)
             if problem is not None:
                 raise InputError(problem, source=source_name, line=number, sent_id=f"#{count}")
             # The CoNLL-U parser builds the layout, so these sentences write like read ones.
-            block = _Block(first_line=number, lines=_conllu_lines(tokens), ordinal=count)
+            block_lines = _conllu_lines(tokens)
+            block = _Block(number, block_lines, count, start=0, end=len(block_lines) - 1)
             sentence = _parse_block(block, source_name, check_tree=False)
             sentence.line = number
             yield sentence
@@ -80,7 +92,7 @@ def _looks_like_word_line(content: str) -> str | None:
         if len(fields) == 10:
             return "has 10 tab-separated columns"
         if _is_token_id(fields[0]):
-            return f"starts with the token id {fields[0]!r} and a tab"
+            return f"starts with the token id '{excerpt(fields[0])}' and a tab"
         return None
     fields = content.split()
     if len(fields) == 10 and _is_token_id(fields[0]):
