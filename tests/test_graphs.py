@@ -15,7 +15,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from neuralparse.search import greedy_decode
 from neuralparse.search.beam import beam_decode, fixed_length_beam
-from neuralparse.search.graphs import GraphedSearch, supports_graphs
+from neuralparse.search.graphs import GraphedSearch, fixed_length_greedy, supports_graphs
 from neuralparse.systems import SYSTEMS, get_system, random_actions
 from tests.test_greedy import _setup
 
@@ -59,8 +59,9 @@ def test_the_census_catches_synchronisation() -> None:
         x[1].fill_(0)
 
 
-def test_graph_safe_systems_include_the_projective_and_planar_ones() -> None:
-    assert {"arc_standard", "arc_eager", "arc_hybrid", "arc_eager_pp", "planar"} <= set(GRAPH_SAFE)
+def test_graph_safe_systems_include_the_projective_planar_and_three_step_ones() -> None:
+    expected = {"arc_standard", "arc_eager", "arc_hybrid", "arc_eager_pp", "planar", "three_step"}
+    assert expected <= set(GRAPH_SAFE)
     assert not supports_graphs(get_system("arc_eager"), torch.device("cpu"))
 
 
@@ -100,6 +101,18 @@ def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> No
         got = decode(batch)
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
     assert len(decode.graphs) <= 2  # one row bucket, at most two width buckets
+
+
+@pytest.mark.parametrize("system_name", sorted(SYSTEMS))
+def test_fixed_length_loop_gives_the_greedy_trees_for_every_system(system_name: str) -> None:
+    """The loop a graph records, run eagerly for every system (also those whose steps still
+    read the host): the steps past the end of each derivation leave it as it is."""
+    _, encoded, system, model = _setup(system_name, count=16, seed=13)
+    batch = encoded.batch(torch.arange(16))
+    expected = greedy_decode(model, system, batch)
+    with torch.inference_mode():
+        got = fixed_length_greedy(model, system, model.encode(batch), batch.lengths)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
 def test_systems_that_synchronise_are_refused() -> None:

@@ -112,8 +112,6 @@ class GraphedSearch:
     ) -> None:
         if not system.graph_safe:
             raise ValueError(f"{system.name} cannot be decoded from a CUDA graph")
-        if model.n_summary:
-            raise ValueError("CUDA-graph decoding does not support summary features")
         self.model = model
         self.system = system
         self.beam_size = beam_size

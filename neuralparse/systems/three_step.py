@@ -28,16 +28,19 @@ built).  Two documented exceptions to the engine's O(1)-per-configuration rule:
 
 * :meth:`State.reorder` gathers these word-indexed arrays: O(n) per configuration per beam
   reordering (the arc-eager phase is unaffected in its own work, but pays the copy too);
-* the acyclicity check of Dist walks the focus word's ancestors: O(depth) tensor steps per
-  legal mask in steps 2-3 (the paper's Table 3 condition omits it; SEED-NOTES shows it is
-  needed), and only where some Dist is otherwise possible.  Measured with
-  ``benchmarks/transition_cost.py`` (three_step registered, ``--threads 1 --clock cpu
-  --max-steps 4000``, random legal walks, whose trees are much deeper than treebank trees):
-  t(400)/t(25) = 2.36 greedy, 2.39 beam, arc-eager 0.99 / 1.07 in the same run; the walk is
-  about two thirds of the time at L = 200.  A check against the spans of step 1's projective
-  tree would be O(1) and is sound inside step 2 (every Dist then jumps to a disjoint span on
-  the right, so the right ends of spans never decrease along a head chain), but step 3's arcs
-  combined with step 2's can still close cycles that such static checks miss.
+* the acyclicity check of Dist (the paper's Table 3 condition omits it; SEED-NOTES shows it
+  is needed): Dist(l) makes the focus word the head of the nearest ``l`` valency word, which
+  closes a cycle exactly when that word is the focus word or one of its ancestors.  The
+  ancestors are found by pointer jumping over the dense head array (:func:`is_ancestor`):
+  ⌈log2(n + 1)⌉ rounds of gathers over ``[B, n + 1]``, O(n log n) work per configuration
+  and legal mask but a fixed number of tensor operations, none of which reads a value on the
+  host.  A check against the spans of step 1's projective tree would be O(1) and is sound
+  inside step 2 (every Dist then jumps to a disjoint span on the right, so the right ends of
+  spans never decrease along a head chain), but step 3's arcs combined with step 2's can
+  still close cycles that such static checks miss.
+
+Every step is a fixed sequence of tensor operations whose shapes depend on the batch and its
+padded width only, so greedy decoding may be recorded as a CUDA graph (``graph_safe``).
 
 Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper's first
 buffer word ``w_i``), ``focus_head`` (its current head ``w_j``: the projective one, except in
@@ -63,6 +66,28 @@ from neuralparse.systems.three_step_reference import three_step_target
 ARC_EAGER_TRANSITIONS = 4
 LSHIFT, PUT_SW, DIST_LEFT, RSHIFT, PUT_SE, DIST_RIGHT = range(4, 10)
 STEP1, STEP2, STEP3, DONE = range(4)
+
+
+def is_ancestor(heads: Tensor, candidates: Tensor, word: Tensor) -> Tensor:
+    """``[B, L]`` whether ``candidates[b, l]`` is ``word[b]`` or one of its ancestors in the
+    forest ``heads [B, W]`` (-1: no head), by pointer jumping (Wyllie 1979).
+
+    In round ``k`` (from 0), ``jump[b, v]`` is the ``2^k``-th ancestor of ``v`` (a word
+    without a head is its own, like the root), and appending the chain lifted by ``2^k``
+    makes ``chain`` hold ``word`` and its next ``2^(k+1) - 1`` ancestors (the last one
+    repeated once a word without a head is reached).  ⌈log2 W⌉ rounds reach every ancestor;
+    one scatter marks them.  A fixed number of tensor operations, no host read, whatever the
+    trees' depths."""
+    width = heads.shape[1]
+    columns = torch.arange(width, device=heads.device).expand_as(heads)
+    jump = torch.where(heads >= 0, heads, columns)
+    chain = word.clamp(0, width - 1)[:, None]
+    for level in range((width - 1).bit_length()):  # 2^rounds >= width > any depth
+        if level:
+            jump = jump.gather(1, jump)
+        chain = torch.cat([chain, jump.gather(1, chain)], 1)
+    marked = torch.zeros_like(heads, dtype=torch.bool).scatter_(1, chain, True)
+    return marked.gather(1, candidates.clamp(0, width - 1))
 
 
 class ThreeStepState(State):
@@ -98,6 +123,7 @@ class ThreeStep(TransitionSystem):
     )
     """Transitions taking a label (PutValency builds no arc but names its valency)."""
     feature_names = ("s0", "s1", "s2", "b0", "focus", "focus_head", "theta0")
+    graph_safe = True
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
         super().__init__(labels, root_label=root_label)
@@ -173,19 +199,6 @@ class ThreeStep(TransitionSystem):
         tops = s["tops"][rows, pass_index]
         return rows, pass_index, focus, tops, passing
 
-    def _dominates(self, state: State, candidates: Tensor, word: Tensor) -> Tensor:
-        """``[B, L]`` whether ``candidates[b, l]`` is ``word[b]`` or one of its ancestors in
-        the current tree: walks ``word``'s ancestors, O(depth) tensor steps."""
-        heads = state.scalars["heads"]
-        hit = torch.zeros_like(candidates, dtype=torch.bool)
-        node = word.clone()
-        for _ in range(heads.shape[1]):
-            hit |= (candidates == node[:, None]) & (node[:, None] > 0)
-            if not bool((node > 0).any()):
-                break
-            node = torch.where(node > 0, heads.gather(1, node.clamp(min=0)[:, None])[:, 0], -1)
-        return hit
-
     def valency_features(self, state: State) -> Tensor:
         """``[B, L]`` whether θ holds an unconsumed valency of each label (Table 6)."""
         _, _, _, tops, passing = self._pass_view(state)
@@ -221,11 +234,7 @@ class ThreeStep(TransitionSystem):
         rows, pass_index, focus, tops, passing = self._pass_view(state)
         has_valency = state.scalars["valency"][rows, pass_index, focus] >= 0
         ok = (tops >= 0) & (passing & ~has_valency)[:, None]
-        if not bool(ok.any()):
-            return ok  # no Dist possible: skip the ancestor walk
-        # Rows without a candidate start at the root, so the walk is as deep as needed only
-        # where a Dist is possible.
-        return ok & ~self._dominates(state, tops, torch.where(ok.any(1), focus, 0))
+        return ok & ~is_ancestor(state.scalars["heads"], tops, focus)
 
     def legal(self, state: State) -> Tensor:
         mask = super().legal(state)
@@ -298,7 +307,7 @@ class ThreeStep(TransitionSystem):
         latest = torch.where(
             left_to_right,
             tops.max(1).values,
-            torch.where(tops >= 0, tops, state.n_max + 1).min(1).values,
+            torch.where(tops >= 0, tops, state.scalars["heads"].shape[1]).min(1).values,
         )
         latest = torch.where((tops >= 0).any(1), latest, -1)
         passes = torch.stack([focus, focus_head, latest], 1)

@@ -616,6 +616,21 @@ def successor(c: Configuration, move: Move) -> Configuration:
 # rows hold registers (true of the oracle's derivations on UD, not of random walks).  Beam
 # reorder copies the head table row, O(n) per configuration.  Mirrored Configurations are
 # kept only while the static oracle runs (oracle_actions creates them).
+#
+# Host reads (why TwoRegisters is not `graph_safe`, so greedy decoding is never recorded as a
+# CUDA graph).  Host-free: `features`, `terminal`, the transitions with the mask's
+# book-keeping (`_apply_tensors`, `update_bookkeeping`) and the fast rows' closed-form mask
+# (`fast_rows`, `fast_mask`).  Not: every step, `transition_legal` reads which rows are slow
+# (`torch.nonzero`) and decides those on configurations rebuilt on the host, and
+# `apply_transitions` checks on the host that each action has its operands; `initial` reads
+# the longest sentence once (`initial_bookkeeping`).  Only the slow path is hard to remove:
+# a host-free mask needs the dead-end rule as tensor operations in every phase.  The exit
+# rule has closed forms in every phase but one (two_registers_exit: scans of the stack, each
+# quantity O(1) to maintain with the per-word book-keeping listed in
+# docs/dev/two-registers-completability.md), but with an empty buffer and a register held it
+# simulates E and eight register completions, O(n) dependent moves per candidate move that a
+# fixed-shape tensor program can only unroll to the padded width; that phase needs a closed
+# form of its own first (and any rule that changes the mask there changes the parses).
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""

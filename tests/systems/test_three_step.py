@@ -4,6 +4,7 @@ on the reference configurations and on the tensor engine."""
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 import torch
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from neuralparse.io import iter_conllu
 from neuralparse.systems import ArcEager, replay, run_oracle
 from neuralparse.systems.base import random_actions
-from neuralparse.systems.three_step import STEP1, ThreeStep
+from neuralparse.systems.three_step import STEP1, ThreeStep, is_ancestor
 from neuralparse.systems.three_step_reference import (
     DIST,
     PUT_VALENCY,
@@ -258,6 +259,31 @@ def test_dist_refuses_a_cycle() -> None:
     config.apply((SHIFT, None))  # focus 3, a dependent of 2
     assert not config.is_legal((DIST, "a"))  # 3 -> 2 would close the cycle 2 -> 3 -> 2
     assert config.is_legal((SHIFT, None))
+
+
+@given(
+    st.lists(trees(min_words=1, max_words=40), min_size=1, max_size=4),
+    st.integers(0, 2**31 - 1),
+)
+def test_pointer_jumping_finds_exactly_the_ancestors(batch, seed) -> None:
+    """``is_ancestor`` against a walk up the heads, on trees of several sizes padded to one
+    width, with some words detached (headless, as in step 1) and null candidates."""
+    rnd = random.Random(seed)
+    width = 1 + max(map(len, batch))
+    heads = torch.full((len(batch), width), -1)
+    for b, tree in enumerate(batch):
+        heads[b, 1 : len(tree) + 1] = torch.tensor([-1 if rnd.random() < 0.1 else h for h in tree])
+    words = torch.tensor([rnd.randint(0, len(tree)) for tree in batch])
+    candidates = torch.tensor([[rnd.randint(-1, width - 1) for _ in range(5)] for _ in batch])
+    got = is_ancestor(heads, candidates, words).tolist()
+    for b in range(len(batch)):
+        ancestors, v = set(), int(words[b])
+        while v >= 0:
+            ancestors.add(v)
+            v = int(heads[b, v])
+        for c, hit in zip(candidates[b].tolist(), got[b], strict=True):
+            if c >= 0:
+                assert hit == (c in ancestors)
 
 
 def test_illegal_action_raises() -> None:

@@ -1,0 +1,233 @@
+"""Seconds per training epoch of every system, split into training and dev evaluation.
+
+Each system is trained for a few epochs on one treebank by the trainer of ``train.py``
+(:func:`neuralparse.training.trainer.train`: the static-oracle examples are extracted once,
+then every epoch is one pass over the training sentences and a greedy parse of the dev split,
+scored), with the same model preset, seed and batches for every system.  The trainer's
+``metrics.jsonl`` records ``train_seconds`` and ``eval_seconds`` per epoch; this script prints
+their mean per system, the epoch total and each one's ratio to arc-eager (added to the run when
+not asked for, since the ratios need it), and saves everything as JSON (``--out``), every
+epoch included.  The first epoch pays one-off costs (allocations, kernel choices), so the
+means leave it out when there are later ones.
+
+What differs between systems is mostly the dev evaluation: the training step scores oracle
+configurations extracted beforehand (the same work for every system but the number of
+transitions per sentence), while the evaluation runs each system's own greedy decoder, legal
+mask included: the trainer's eager loop (:func:`~neuralparse.search.greedy.greedy_decode`),
+not the CUDA-graph replay that prediction uses.  ``setup s`` is the time before the first
+epoch (reading, tree transforms, the oracle run, the model), reported apart.
+
+    python benchmarks/epoch_cost.py [--treebank UD_Hungarian-Szeged] [--epochs 3]
+        [--systems arc_eager three_step two_registers] [--device cpu|cuda] [--threads 1]
+        [--model default|small] [--max-train-sentences N] [--data-root DIR] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+# Before torch is imported, as train.py does: idle OpenMP threads sleep instead of spinning.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+import torch
+from omegaconf import OmegaConf
+
+from neuralparse.config import ModelConfig, TrainConfig
+from neuralparse.datasets import treebank_paths
+from neuralparse.errors import InputError
+from neuralparse.runtime.devices import resolve_device
+from neuralparse.systems import SYSTEMS
+from neuralparse.training.trainer import train
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "epoch_cost.json"
+BASELINE = "arc_eager"
+
+
+@dataclass
+class SystemCost:
+    """One system's run: per-epoch seconds and their means (epochs after the first)."""
+
+    system: str
+    setup_seconds: float
+    train_seconds: list[float]
+    eval_seconds: list[float]
+    dev_sentences: int
+    dev_las: list[float]
+
+    @staticmethod
+    def _steady(values: list[float]) -> float:
+        return statistics.fmean(values[1:] if len(values) > 1 else values)
+
+    @property
+    def train(self) -> float:
+        return self._steady(self.train_seconds)
+
+    @property
+    def eval(self) -> float:
+        return self._steady(self.eval_seconds)
+
+    @property
+    def epoch(self) -> float:
+        return self.train + self.eval
+
+
+def preset_model(name: str) -> dict:
+    """``conf/model/NAME.yaml`` (what ``train.py model=NAME`` trains)."""
+    return OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "model" / f"{name}.yaml"))
+
+
+def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) -> TrainConfig:
+    """The configuration ``train.py system=SYSTEM data=custom`` would build for this run."""
+    cfg = OmegaConf.structured(TrainConfig)
+    cfg.data.treebank = None
+    cfg.data.train, cfg.data.dev = str(files["train"]), str(files["dev"])
+    cfg.data.max_train_sentences = args.max_train_sentences
+    cfg.data.max_dev_sentences = args.max_dev_sentences
+    cfg.system.name = system
+    cfg.model = OmegaConf.merge(
+        OmegaConf.structured(ModelConfig), OmegaConf.create(preset_model(args.model))
+    )
+    cfg.trainer.max_epochs = args.epochs
+    cfg.trainer.patience = args.epochs + 1  # never stop early: every system runs each epoch
+    cfg.trainer.threads = args.threads or None
+    cfg.trainer.device = args.device
+    cfg.trainer.progress = False
+    cfg.trainer.evaluate_test = False
+    cfg.seed = args.seed
+    return cfg  # type: ignore[return-value]  # a structured config of TrainConfig
+
+
+def measure(args: argparse.Namespace, system: str, files: dict[str, Path]) -> SystemCost:
+    """Train ``system`` for ``args.epochs`` epochs in a scratch directory and read its
+    per-epoch timings."""
+    with tempfile.TemporaryDirectory(prefix=f"epoch_cost_{system}_") as out:
+        result = train(train_config(args, system, files), out)
+    history = result.history
+    first = history[0]
+    return SystemCost(
+        system=system,
+        # elapsed_seconds counts from the start of training, setup included.
+        setup_seconds=first["elapsed_seconds"] - first["train_seconds"] - first["eval_seconds"],
+        train_seconds=[h["train_seconds"] for h in history],
+        eval_seconds=[h["eval_seconds"] for h in history],
+        dev_sentences=int(first["dev"]["sentences"]),
+        dev_las=[h["dev"]["las"] for h in history],
+    )
+
+
+def format_table(costs: Sequence[SystemCost]) -> str:
+    base = next((c for c in costs if c.system == BASELINE), None)
+
+    def ratio(value: float, reference: float | None) -> str:
+        return f"{value / reference:.2f}" if reference else "-"
+
+    lines = [
+        f"{'system':14s} {'epochs':>6s} {'setup s':>8s} {'train s':>8s} {'dev s':>7s} "
+        f"{'epoch s':>8s} {'dev sent/s':>10s} {'train/AE':>8s} {'dev/AE':>7s} {'epoch/AE':>8s}"
+    ]
+    for c in costs:
+        lines.append(
+            f"{c.system:14s} {len(c.train_seconds):6d} {c.setup_seconds:8.1f} {c.train:8.2f} "
+            f"{c.eval:7.2f} {c.epoch:8.2f} {c.dev_sentences / max(c.eval, 1e-9):10.0f} "
+            f"{ratio(c.train, base and base.train):>8s} {ratio(c.eval, base and base.eval):>7s} "
+            f"{ratio(c.epoch, base and base.epoch):>8s}"
+        )
+    return "\n".join(lines)
+
+
+def environment(device_name: str) -> dict[str, object]:
+    device = resolve_device(device_name)
+    info: dict[str, object] = {
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--treebank", default="UD_Hungarian-Szeged", help="UD treebank name")
+    parser.add_argument("--data-root", help="data root (default: neuralparse.datasets's)")
+    parser.add_argument("--download", action="store_true", help="fetch absent splits")
+    parser.add_argument("--systems", nargs="+", default=sorted(SYSTEMS), choices=sorted(SYSTEMS))
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: default)")
+    parser.add_argument("--model", default="default", help="model preset (conf/model/NAME.yaml)")
+    parser.add_argument("--max-train-sentences", type=int, help="keep the first N training ones")
+    parser.add_argument("--max-dev-sentences", type=int, help="keep the first N dev ones")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=DEFAULT_JSON, help="JSON file to write")
+    parser.add_argument("--verbose", action="store_true", help="the trainer's log on stderr")
+    args = parser.parse_args(argv)
+    if args.epochs < 1:
+        parser.error("--epochs must be at least 1")
+    logging.basicConfig(level=logging.INFO)
+    if not args.verbose:
+        logging.getLogger("neuralparse").setLevel(logging.ERROR)
+    try:
+        files = treebank_paths(
+            args.treebank, args.data_root, ("train", "dev"), download=args.download
+        )
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    systems = list(dict.fromkeys([BASELINE, *args.systems]))  # arc-eager first: the ratios
+    costs: list[SystemCost] = []
+    for name in systems:
+        costs.append(measure(args, name, files))
+        print(format_table(costs[-1:]).split("\n", 1)[1], flush=True)
+    print(format_table(costs))
+    env = environment(args.device)
+    means = f"means over epochs 2-{args.epochs}" if args.epochs > 1 else "one epoch"
+    print(
+        f"{args.treebank}, model {args.model}, device {env['device']}, "
+        f"{env['threads']} threads; {means}"
+    )
+    base = next(c for c in costs if c.system == BASELINE)
+    result = {
+        "treebank": args.treebank,
+        "files": {split: str(path) for split, path in files.items()},
+        "model": args.model,
+        "epochs": args.epochs,
+        "max_train_sentences": args.max_train_sentences,
+        "max_dev_sentences": args.max_dev_sentences,
+        "seed": args.seed,
+        "environment": env,
+        "mean_over": "epochs after the first" if args.epochs > 1 else "the one epoch",
+        "systems": {
+            c.system: {
+                **asdict(c),
+                "train_mean": c.train,
+                "eval_mean": c.eval,
+                "epoch_mean": c.epoch,
+                "train_ratio_to_arc_eager": c.train / base.train,
+                "eval_ratio_to_arc_eager": c.eval / base.eval,
+                "epoch_ratio_to_arc_eager": c.epoch / base.epoch,
+            }
+            for c in costs
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
