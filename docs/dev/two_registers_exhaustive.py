@@ -3,7 +3,7 @@
 See docs/dev/two-registers-completability.md.
 
 For every configuration reachable under the reference mask :func:`is_legal` with n words
-(n <= 6 takes a few minutes), on the fast rows of :mod:`neuralparse.systems.two_registers_mask`
+(n <= 6 takes a few minutes), on the fast rows of :mod:`neuralparse.systems.two_registers.mask`
 (registers empty, buffer not empty, ``β1 > last``) it compares, for each of the 12 moves, the
 closed form (Table 4 in O(1) and the dead-end rule (I0) on the successor) with
 :func:`is_legal`, and counts how many reachable non-terminal configurations are fast rows.
@@ -14,7 +14,7 @@ finish such a configuration iff the phase-A exit (:func:`phase_a_exit`) does iff
 :func:`phase_a_closed_form` holds.  ``--plans`` instead reports how many of the configurations
 on the oracle's derivations (every 2-CI tree with n words) each completion plan finishes.
 
-``--exit`` checks the exit rule of :mod:`neuralparse.systems.two_registers_exit` instead of
+``--exit`` checks the exit rule of :mod:`neuralparse.systems.two_registers.exit` instead of
 the reference mask (:func:`check_exit`): on every Table 4 successor of a configuration
 reachable under it, the library's closed forms (``exit_finishes``, per phase) equal the
 simulation of the exit plan (``exit_finishes_by_simulation``); no dead end and only complete
@@ -36,19 +36,19 @@ from collections.abc import Iterator
 from itertools import product
 
 from neuralparse.errors import TreeError
-from neuralparse.systems.two_registers import (
+from neuralparse.systems.two_registers.configuration import (
     COMPLETION_PLANS,
     Configuration,
     Move,
-    _arc_eager_completion_move,
     apply_move,
+    arc_eager_completion_move,
     completable,
     follows_to_tree,
     is_legal,
     successor,
     table4_legal,
 )
-from neuralparse.systems.two_registers_exit import (
+from neuralparse.systems.two_registers.exit import (
     exit_finishes,
     exit_finishes_by_simulation,
     exit_legal,
@@ -57,7 +57,7 @@ from neuralparse.systems.two_registers_exit import (
     phase,
     phase_a_closed_form,
 )
-from neuralparse.systems.two_registers_oracle import LegalTest, oracle_guide
+from neuralparse.systems.two_registers.oracle import LegalTest, oracle_guide
 from neuralparse.trees.core import check_tree
 from neuralparse.trees.crossing import is_k_crossing_interval
 
@@ -108,7 +108,7 @@ def phase_a_exit(c: Configuration) -> Move | None:
     R1 (Left-Arc to β1 when headless, else Reduce), Store(no-arc) β1 and Clear at once (γ =
     that β1 comes back, R1 joins the stack), then the arc-eager completion."""
     if c.r1 is None:
-        return _arc_eager_completion_move(c)
+        return arc_eager_completion_move(c)
     s1 = c.sigma1
     if c.r2 is None:
         if s1 is not None and s1 > c.r1:

@@ -13,23 +13,25 @@ from hypothesis import strategies as st
 
 from neuralparse.errors import TreeError
 from neuralparse.systems.base import random_actions, run_oracle
-from neuralparse.systems.two_registers import (
-    DEAD_END_RULES,
-    TRANSITION_NAMES,
+from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
-    TwoRegisters,
-    TwoRegistersState,
     apply_move,
     follows_to_tree,
     is_legal,
     legal_moves,
-    reference_configurations,
     successor,
     table4_legal,
 )
-from neuralparse.systems.two_registers_exit import exit_legal, exit_move
-from neuralparse.systems.two_registers_oracle import derivable, oracle
+from neuralparse.systems.two_registers.exit import exit_legal, exit_move
+from neuralparse.systems.two_registers.oracle import derivable, oracle
+from neuralparse.systems.two_registers.system import (
+    DEAD_END_RULES,
+    TRANSITION_NAMES,
+    TwoRegisters,
+    TwoRegistersState,
+    reference_configurations,
+)
 from neuralparse.trees.core import check_tree, is_projective
 from neuralparse.trees.crossing import is_k_crossing_interval
 from tests.conftest import shared_treebanks

@@ -1,4 +1,4 @@
-"""The closed forms of the two-registers exit rule (:mod:`neuralparse.systems.two_registers_exit`)
+"""The closed forms of the two-registers exit rule (:mod:`neuralparse.systems.two_registers.exit`)
 against the simulation of the exit plan they replace (docs/dev/two-registers-completability.md;
 ``python docs/dev/two_registers_exhaustive.py 6 --exit`` checks n <= 6)."""
 
@@ -7,8 +7,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from neuralparse.systems.two_registers import Configuration, Move, apply_move, table4_legal
-from neuralparse.systems.two_registers_exit import (
+from neuralparse.systems.two_registers.configuration import (
+    Configuration,
+    Move,
+    apply_move,
+    table4_legal,
+)
+from neuralparse.systems.two_registers.exit import (
     _last_word_stored_alone_is_lost,
     _registers_trapped_below_a_headless_word,
     _stuck_right_of_registers,

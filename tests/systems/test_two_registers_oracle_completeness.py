@@ -1,7 +1,7 @@
 """Completeness of the two-registers static oracle (Pitler & McDonald 2015, §5.2): every
 2-Crossing-Interval tree that some sequence of Table 4 moves (with the repairs of
-:mod:`neuralparse.systems.two_registers`) derives, the oracle rebuilds, under Table 4 alone and
-under both dead-end rules.
+:mod:`neuralparse.systems.two_registers.configuration`) derives, the oracle rebuilds, under
+Table 4 alone and under both dead-end rules.
 
 Three searches for trees it misses: exhaustively over every tree of up to 6 words (up to 5 by
 enumerating every configuration Table 4 reaches, 6 tree by tree with an exhaustive search for
@@ -19,17 +19,16 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from neuralparse.systems.base import run_oracle
-from neuralparse.systems.two_registers import (
+from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
-    TwoRegisters,
     apply_move,
     is_legal,
     successor,
     table4_legal,
 )
-from neuralparse.systems.two_registers_exit import exit_legal
-from neuralparse.systems.two_registers_oracle import (
+from neuralparse.systems.two_registers.exit import exit_legal
+from neuralparse.systems.two_registers.oracle import (
     OracleGuide,
     RegisterPlan,
     derivable,
@@ -37,6 +36,7 @@ from neuralparse.systems.two_registers_oracle import (
     plans_for,
     register_pairs,
 )
+from neuralparse.systems.two_registers.system import TwoRegisters
 from neuralparse.trees.core import is_projective
 from neuralparse.trees.crossing import (
     crossing_intervals,

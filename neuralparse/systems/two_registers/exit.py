@@ -1,6 +1,6 @@
 """A single exit plan for the two-registers dead-end rule (Pitler & McDonald 2015, Tables 2
 and 4; SEED-NOTES "Two-registers" 5): the ``"exit"`` alternative to the sixteen completion
-plans of :mod:`neuralparse.systems.two_registers`.
+plans of :mod:`neuralparse.systems.two_registers.configuration`.
 
 The dead-end rule masks every move after which the configuration cannot be finished.  Any
 deterministic plan ``E`` (a move chooser that looks at the configuration only) gives a sound
@@ -37,7 +37,8 @@ it has no dependent):
   anchor when it is the only word right of R1), headless words below R1 attached to a
   register by Register-Stack to-stack, then Clear once no register would be lost headless.
   ``E`` misses some completable configurations here, so the eight register completions of
-  the reference plans (:data:`~neuralparse.systems.two_registers.COMPLETION_PLANS` without
+  the reference plans
+  (:data:`~neuralparse.systems.two_registers.configuration.COMPLETION_PLANS` without
   ``anchored``, which an empty buffer makes irrelevant) are tried as well.
 
 What was checked (``python docs/dev/two_registers_exhaustive.py 6 --exit``; numbers in
@@ -62,16 +63,16 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from neuralparse.systems.two_registers import (
+from neuralparse.systems.two_registers.configuration import (
     ARC_MOVES,
     COMPLETION_PLANS,
     REGISTER_STACK_MOVES,
     Configuration,
     Move,
-    _arc_eager_completion_move,
-    _register_completion_move,
     apply_move,
+    arc_eager_completion_move,
     follows_to_tree,
+    register_completion_move,
     run_plan,
     successor,
     table4_legal,
@@ -219,7 +220,7 @@ def _empty_buffer_move(c: Configuration) -> Move | None:
 def exit_move(c: Configuration) -> Move | None:
     """The exit plan ``E`` (module docstring); ``None`` where it gives up."""
     if c.r1 is None:
-        return _arc_eager_completion_move(c)
+        return arc_eager_completion_move(c)
     if c.buffer_empty:
         return _empty_buffer_move(c)
     if c.r2 is None:
@@ -232,7 +233,7 @@ def _with_register_completion(index: int) -> Plan:
 
     def move(c: Configuration) -> Move | None:
         if c.r1 is not None and c.buffer_empty:
-            return _register_completion_move(c, plan)
+            return register_completion_move(c, plan)
         return exit_move(c)
 
     return move
@@ -303,7 +304,7 @@ def _lowest_decides(c: Configuration, words: Sequence[int]) -> bool | None:
 def i0(c: Configuration) -> bool:
     """(I0): root free ∨ minC < minH over the stack words other than 0.  With the registers
     empty and a fresh β1 (never put back by Clear) the arc-eager completion finishes ``c``
-    iff (I0) holds (:mod:`~neuralparse.systems.two_registers_mask`)."""
+    iff (I0) holds (:mod:`~neuralparse.systems.two_registers.mask`)."""
     return c.leftmost[0] is None or bool(_lowest_decides(c, c.stack))
 
 

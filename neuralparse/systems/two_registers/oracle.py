@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from neuralparse.systems.two_registers import (
+from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
     apply_move,
@@ -254,9 +254,9 @@ def oracle_guide(heads: Sequence[int], legal: LegalTest = is_legal) -> OracleGui
     trying the pairs ``(a, b)`` of each interval in turn; ``None`` when there is none.
 
     ``legal`` is the mask the moves must pass: the full mask by default;
-    :func:`~neuralparse.systems.two_registers.table4_legal` skips the O(n) dead-end check
-    (the derivation is then legal under Table 4 and the repairs, not necessarily under the
-    dead-end rules)."""
+    :func:`~neuralparse.systems.two_registers.configuration.table4_legal` skips the O(n)
+    dead-end check (the derivation is then legal under Table 4 and the repairs, not
+    necessarily under the dead-end rules)."""
     intervals = crossing_intervals(heads)
     far = far_side_vertices(heads)
     options = [register_pairs(interval, far) for interval in intervals]

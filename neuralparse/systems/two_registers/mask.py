@@ -2,9 +2,10 @@
 fallback (Pitler & McDonald 2015, Tables 2 and 4; SEED-NOTES "Two-registers" 5-6).
 
 The mask is the one of the system's dead-end rule (Table 4, repairs 1-5 and repair 6:
-:func:`~neuralparse.systems.two_registers_exit.exit_legal` by default,
-:func:`~neuralparse.systems.two_registers.is_legal` with ``dead_end_rule="plans"``; both agree
-with the closed form below on fast rows), computed in two ways:
+:func:`~neuralparse.systems.two_registers.exit.exit_legal` by default,
+:func:`~neuralparse.systems.two_registers.configuration.is_legal` with
+``dead_end_rule="plans"``; both agree with the closed form below on fast rows), computed in two
+ways:
 
 * **Fast rows**: registers empty, buffer not empty and ``β1 > last`` (``β1`` was never put back
   by Clear; "fresh"), with valid book-keeping.  There every Table 4 precondition is a tensor
@@ -26,8 +27,9 @@ with the closed form below on fast rows), computed in two ways:
   reachable under the mask for n <= 6 (``docs/dev/two_registers_exhaustive.py``), and the
   tests compare both masks step by step on random batches.
 * **Other rows** (a register held, ``β1 = γ``, or book-keeping stale after a register
-  phase): the reference :class:`~neuralparse.systems.two_registers.Configuration` is rebuilt
-  from the tensors and the rule decides, O(n) per row.  When such a row is fast again
+  phase): the reference
+  :class:`~neuralparse.systems.two_registers.configuration.Configuration` is rebuilt from
+  the tensors and the rule decides, O(n) per row.  When such a row is fast again
   its book-keeping is recomputed from the rebuilt configuration.
 
 Book-keeping (per configuration, in ``State.scalars`` so that beam reordering carries it):

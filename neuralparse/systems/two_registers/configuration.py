@@ -1,12 +1,10 @@
-"""The two-registers transition system (Pitler & McDonald 2015, §4-6, Tables 2-4).
-
-Two layers:
-
-* a plain-Python reference on one :class:`Configuration`, written to read like Table 2
-  (:func:`apply_move`) and Table 4 (:func:`table4_legal`); the static oracle
-  (:mod:`neuralparse.systems.two_registers_oracle`) runs on it;
-* :class:`TwoRegisters`, the system on the engine's state batch (registry name
-  ``two_registers``), tested against the reference step by step.
+"""The two-registers configuration and its moves (Pitler & McDonald 2015, §4-6, Tables 2-4):
+the plain-Python reference semantics, written to read like Table 2 (:func:`apply_move`) and
+Table 4 (:func:`table4_legal`), with the completion plans of the dead-end rule.  The static
+oracle (:mod:`neuralparse.systems.two_registers.oracle`) and the exit rule
+(:mod:`neuralparse.systems.two_registers.exit`) run on it, and the engine
+(:class:`~neuralparse.systems.two_registers.system.TwoRegisters`, registry name
+``two_registers``) decides its slow rows with it and is tested against it step by step.
 
 Configuration (§4): ``c = (σ, β, R1, R2, A)``.  Initial ``([], [0..n], null, null, {})``:
 the artificial root 0 starts in the buffer and is shifted or stored like a word.  Terminal:
@@ -45,9 +43,9 @@ only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for e
    and every terminal one holds a complete tree.  Tested exhaustively up to 5 words and on
    random walks; the oracle's derivations of all 2-CI UD training trees pass the mask.  The
    price: the check runs the plans, O(n) per candidate move, except where the closed form of
-   :mod:`neuralparse.systems.two_registers_mask` decides (registers empty, fresh ``β1``).
+   :mod:`neuralparse.systems.two_registers.mask` decides (registers empty, fresh ``β1``).
    The engine's default, ``TwoRegisters(dead_end_rule="exit")``, uses one exit plan instead
-   (:mod:`neuralparse.systems.two_registers_exit`): the same guarantees, a slightly larger
+   (:mod:`neuralparse.systems.two_registers.exit`): the same guarantees, a slightly larger
    mask, and its success decided by closed forms (one scan of the stack) everywhere but the
    empty-buffer register phases; ``dead_end_rule="plans"`` keeps this rule.
 
@@ -59,26 +57,9 @@ be stored.  No UD training tree of the shared treebanks hits it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
-
-import numpy as np
-import torch
-from torch import Tensor
-
-from neuralparse.systems.base import Gold, TransitionSystem
-from neuralparse.systems.state import State
-from neuralparse.systems.two_registers_mask import (
-    HEAD,
-    fast_mask,
-    fast_rows,
-    initial_bookkeeping,
-    refresh_bookkeeping,
-    stack_lists,
-    update_bookkeeping,
-)
-from neuralparse.trees.crossing import is_k_crossing_interval
 
 
 class Move(IntEnum):
@@ -386,13 +367,13 @@ class CompletionPlan:
 
     def __call__(self, c: Configuration) -> Move | None:
         if c.r1 is None:
-            return _arc_eager_completion_move(c)
+            return arc_eager_completion_move(c)
         if self.anchored and not c.buffer_empty:
             return _anchored_move(c)
-        return _register_completion_move(c, self)
+        return register_completion_move(c, self)
 
 
-def _arc_eager_completion_move(c: Configuration) -> Move | None:
+def arc_eager_completion_move(c: Configuration) -> Move | None:
     s1, b1 = c.sigma1, c.beta1
     if s1 is not None and s1 != 0 and c.head[s1] is None:
         if table4_legal(c, Move.LEFT_ARC):
@@ -419,7 +400,7 @@ def _anchored_move(c: Configuration) -> Move | None:
     return Move.SHIFT
 
 
-def _register_completion_move(c: Configuration, plan: CompletionPlan) -> Move | None:
+def register_completion_move(c: Configuration, plan: CompletionPlan) -> Move | None:
     """How ``plan`` empties the registers: attach the stack words top-down (to β1, else to
     a register), give every register that Clear would lose a head from a stack word
     (preferably one connected to the root), then Clear."""
@@ -602,443 +583,3 @@ def successor(c: Configuration, move: Move) -> Configuration:
     result = c.copy()
     apply_move(result, move)
     return result
-
-
-# =========================================================================================
-# The system on the engine's state batch
-# =========================================================================================
-# The transitions are tensor operations on the batch (stack nodes, the buffer range, the
-# registers, IsCovered and `last` as per-configuration scalars; Clear pushes at most three
-# nodes), with a per-word head table.  The legal mask (two_registers_mask) is a closed form
-# in tensors on the rows with empty registers and a fresh buffer front, and the reference
-# is_legal on a configuration rebuilt from the tensors elsewhere (register phases, γ, stale
-# book-keeping): O(n) Python per such row, so the cost per transition is flat only where few
-# rows hold registers (true of the oracle's derivations on UD, not of random walks).  Beam
-# reorder copies the head table row, O(n) per configuration.  Mirrored Configurations are
-# kept only while the static oracle runs (oracle_actions creates them).
-#
-# Host reads (why TwoRegisters is not `graph_safe`, so greedy decoding is never recorded as a
-# CUDA graph).  Host-free: `features`, `terminal`, the transitions with the mask's
-# book-keeping (`_apply_tensors`, `update_bookkeeping`) and the fast rows' closed-form mask
-# (`fast_rows`, `fast_mask`).  Not: every step, `transition_legal` reads which rows are slow
-# (`torch.nonzero`) and decides those on configurations rebuilt on the host, and
-# `apply_transitions` checks on the host that each action has its operands; `initial` reads
-# the longest sentence once (`initial_bookkeeping`).  Only the slow path is hard to remove:
-# a host-free mask needs the dead-end rule as tensor operations in every phase.  The exit
-# rule has closed forms in every phase but one (two_registers_exit: scans of the stack, each
-# quantity O(1) to maintain with the per-word book-keeping listed in
-# docs/dev/two-registers-completability.md), but with an empty buffer and a register held it
-# simulates E and eight register completions, O(n) dependent moves per candidate move that a
-# fixed-shape tensor program can only unroll to the padded width; that phase needs a closed
-# form of its own first (and any rule that changes the mask there changes the parses).
-
-DEAD_END_RULES = ("plans", "exit")
-"""Values of ``TwoRegisters(dead_end_rule=...)``."""
-
-TRANSITION_NAMES = (
-    "LEFT-ARC",
-    "RIGHT-ARC",
-    "SHIFT",
-    "REDUCE",
-    "STORE(no-arc)",
-    "STORE(left)",
-    "STORE(right)",
-    "CLEAR",
-    "REGISTER-STACK(1,to-register)",
-    "REGISTER-STACK(1,to-stack)",
-    "REGISTER-STACK(2,to-register)",
-    "REGISTER-STACK(2,to-stack)",
-)
-"""Engine names of :class:`Move`, in the same order (transition id == ``Move`` value)."""
-
-
-ARC_HEAD = {
-    Move.LEFT_ARC: "beta1",
-    Move.RIGHT_ARC: "sigma1",
-    Move.STORE_LEFT: "beta1",
-    Move.STORE_RIGHT: "r1",
-    Move.REGISTER_STACK_1_TO_REGISTER: "sigma1",
-    Move.REGISTER_STACK_1_TO_STACK: "r1",
-    Move.REGISTER_STACK_2_TO_REGISTER: "sigma1",
-    Move.REGISTER_STACK_2_TO_STACK: "r2",
-}
-"""The configuration attribute holding the head of the arc each arc-building move adds."""
-
-
-def root_arc_move(c: Configuration, move: Move) -> bool:
-    """Whether ``move`` would build an arc whose head is the root 0 (UD root label)."""
-    attribute = ARC_HEAD.get(move)
-    return attribute is not None and getattr(c, attribute) == 0
-
-
-@dataclass
-class TwoRegistersState(State):
-    """The engine state; ``configs`` holds mirrored reference configurations only while a
-    static oracle runs on the batch (:meth:`TwoRegisters.oracle_actions` creates them), with
-    the oracle guides of the gold trees.  Parsing never builds them."""
-
-    configs: list[Configuration] = field(default_factory=list)
-    guides: dict[int, object] = field(default_factory=dict)
-
-    def reorder(self, parent: Tensor) -> TwoRegistersState:
-        base = State.reorder(self, parent)
-        configs = [self.configs[p].copy() for p in parent.tolist()] if self.configs else []
-        return TwoRegistersState(
-            base.lengths,
-            base.pool,
-            base.tops,
-            base.sizes,
-            base.scalars,
-            base.log,
-            configs=configs,
-        )
-
-
-def reference_configurations(state: State, rows: Sequence[int]) -> list[Configuration]:
-    """The reference configurations of the given rows, rebuilt from the tensors (stack, the
-    per-word head table, registers, IsCovered, ``last``): O(n) each.  Their ``arcs`` list
-    is empty (the order in which arcs were built is not kept on the engine)."""
-    return [_configuration(*row) for row in _host_rows(state, rows)]
-
-
-def distinct_configurations(
-    state: State, rows: Sequence[int]
-) -> tuple[list[Configuration], list[int]]:
-    """:func:`reference_configurations` of the distinct rows among ``rows`` (equal tensors,
-    equal configurations), and the index of each row's among them.  Beam items often differ
-    only in the labels of their arcs, which the configurations do not hold: on English-EWT
-    test with beam 8 a third as many configurations as slow rows."""
-    first: dict[tuple, int] = {}
-    configs: list[Configuration] = []
-    which = []
-    for n, stack, heads, scalars in _host_rows(state, rows):
-        key = (n, tuple(stack), heads[: n + 1].tobytes(), tuple(scalars))
-        if key not in first:
-            first[key] = len(configs)
-            configs.append(_configuration(n, stack, heads, scalars))
-        which.append(first[key])
-    return configs, which
-
-
-_SCALARS = ("front", "r1", "r2", "covered1", "covered2", "last", "unattached")
-
-
-def _host_rows(
-    state: State, rows: Sequence[int]
-) -> list[tuple[int, list[int], np.ndarray, list[int]]]:
-    """``(n, stack bottom first, head row, the _SCALARS)`` of each row, read to the host."""
-    rows = list(rows)
-    if not rows:
-        return []
-    s = state.scalars
-    stacks = stack_lists(state, rows)
-    index = torch.tensor(rows, dtype=torch.long, device=state.device)
-    heads = s["words"][index, HEAD].cpu().numpy()
-    picked = torch.stack([s[name][index] for name in _SCALARS], 1).tolist()
-    lengths = state.lengths[index].tolist()
-    return list(zip(lengths, stacks, heads, picked, strict=True))
-
-
-def _configuration(
-    n: int, stack: list[int], heads: np.ndarray, scalars: list[int]
-) -> Configuration:
-    c = Configuration.initial(n)
-    c.stack = stack
-    # Only the headed words need Python work (few of them early in a long sentence).
-    dependents = np.flatnonzero(heads[1 : n + 1] >= 0) + 1
-    for v, h in zip(dependents.tolist(), heads[dependents].tolist(), strict=True):
-        c.head[v] = h
-        if c.leftmost[h] is None or v < c.leftmost[h]:
-            c.leftmost[h] = v
-        if c.rightmost[h] is None or v > c.rightmost[h]:
-            c.rightmost[h] = v
-    front, r1, r2, covered1, covered2, last, unattached = scalars
-    c.front = front
-    c.r1 = None if r1 < 0 else r1
-    c.r2 = None if r2 < 0 else r2
-    c.covered1 = bool(covered1)
-    c.covered2 = bool(covered2)
-    c.last = last
-    c.unattached = unattached
-    return c
-
-
-def _reference_rows(
-    configs: Sequence[Configuration], legal_test: Callable[[Configuration, Move], bool] = is_legal
-) -> tuple[list[list[bool]], list[list[bool]]]:
-    legal = [
-        [False] * len(Move) if c.is_terminal() else [legal_test(c, m) for m in Move]
-        for c in configs
-    ]
-    roots = [[root_arc_move(c, m) for m in Move] for c in configs]
-    return legal, roots
-
-
-def _structurally_applicable(state: State, transitions: Tensor) -> Tensor:
-    """Whether each transition has its operands (a stack top, a buffer word, a register, a
-    free register): what Table 2 needs to apply at all.  Table 4 is the mask's business."""
-    s = state.scalars
-    s1 = state.pool.token[state.tops["stack"]]
-    has_s1, has_b1 = s1 >= 0, s["front"] <= state.lengths
-    has_r1, has_r2 = s["r1"] >= 0, s["r2"] >= 0
-    store = has_b1 & ~has_r2
-    table = torch.stack(
-        [
-            has_s1 & has_b1,  # Left-Arc
-            has_s1 & has_b1,  # Right-Arc
-            has_b1,  # Shift
-            has_s1,  # Reduce
-            store,
-            store & has_r1,
-            store & has_r1,
-            has_r1,  # Clear
-            has_s1 & has_r1,
-            has_s1 & has_r1,
-            has_s1 & has_r2,
-            has_s1 & has_r2,
-        ],
-        1,
-    )
-    return table.gather(1, transitions.clamp(0, len(Move) - 1)[:, None])[:, 0]
-
-
-class TwoRegisters(TransitionSystem):
-    """Pitler & McDonald (2015) two-registers on the engine (see the section comment and
-    :mod:`neuralparse.systems.two_registers_mask` for the legal mask)."""
-
-    name = "two_registers"
-    transitions = TRANSITION_NAMES
-    arc_transitions = frozenset(TRANSITION_NAMES[m] for m in ARC_MOVES)
-    feature_names = ("s0", "s1", "s2", "b0", "r1", "r2")
-
-    def __init__(
-        self,
-        labels: Sequence[str] = (),
-        *,
-        root_label: str | None = "root",
-        dead_end_rule: str = "exit",
-    ) -> None:
-        """``dead_end_rule``: ``"exit"`` (one exit plan decided by closed forms,
-        :func:`~neuralparse.systems.two_registers_exit.exit_legal`; the default) or
-        ``"plans"`` (the sixteen completion plans, :func:`is_legal`); both leave no dead end
-        and keep every oracle move legal, and they gave the same parses with every trained
-        model we compared (the exit rule's beam search is 3-4 times faster)."""
-        super().__init__(labels, root_label=root_label)
-        if dead_end_rule not in DEAD_END_RULES:
-            raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
-        self.dead_end_rule = dead_end_rule
-        if dead_end_rule == "exit":
-            from neuralparse.systems.two_registers_exit import exit_legal
-
-            self.legal_test: Callable[[Configuration, Move], bool] = exit_legal
-        else:
-            self.legal_test = is_legal
-
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> TwoRegistersState:
-        lengths_t = self.lengths_tensor(lengths, device)
-        base = State.create(
-            lengths_t,
-            stacks={"stack": False},
-            scalars={"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1},
-            front=0,
-            n_max=n_max,
-        )
-        base.scalars.update(initial_bookkeeping(lengths_t))
-        return TwoRegistersState(
-            base.lengths, base.pool, base.tops, base.sizes, base.scalars, known_n_max=n_max
-        )
-
-    def terminal(self, state: State) -> Tensor:
-        s = state.scalars
-        return (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
-
-    def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
-        """The closed form on fast rows, the rule's reference (:func:`is_legal`, or
-        ``exit_legal``, which agrees with the same closed form there) on the others
-        (:mod:`~neuralparse.systems.two_registers_mask`)."""
-        fast = fast_rows(state)
-        legal, roots = fast_mask(state)
-        slow = ~fast & ~self.terminal(state)
-        legal = legal & fast[:, None]
-        roots = roots & fast[:, None]
-        rows = torch.nonzero(slow).flatten().tolist()
-        if rows:
-            mirrored = state.configs if isinstance(state, TwoRegistersState) else []
-            if mirrored:
-                configs, which = [mirrored[b] for b in rows], list(range(len(rows)))
-            else:
-                configs, which = distinct_configurations(state, rows)
-            slow_legal, slow_roots = _reference_rows(configs, self.legal_test)
-            index = torch.tensor(rows, dtype=torch.long, device=state.device)
-            of_row = torch.tensor(which, dtype=torch.long)
-            legal[index] = torch.tensor(slow_legal, dtype=torch.bool)[of_row].to(state.device)
-            roots[index] = torch.tensor(slow_roots, dtype=torch.bool)[of_row].to(state.device)
-            # Rows that are fast but stale (after a register phase): refresh them now.
-            fast_again = [
-                (b, configs[w])
-                for b, w in zip(rows, which, strict=True)
-                if configs[w].r1 is None
-                and not configs[w].buffer_empty
-                and configs[w].front > configs[w].last
-            ]
-            refresh_bookkeeping(state, [b for b, _ in fast_again], [c for _, c in fast_again])
-        return legal, roots
-
-    def apply_transitions(
-        self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
-    ) -> None:
-        """Table 2 on the active rows as tensor operations.  Rows that ``apply`` leaves out
-        (terminal, or masked by its ``where``) are not looked at, whatever action they
-        carry; an active row whose transition lacks its operands (Table 2: e.g. Reduce on an
-        empty stack) raises ``ValueError``, a caller bug since ``legal`` never offers it.
-        Table 4 itself is not re-checked here (the mask is)."""
-        ok = _structurally_applicable(state, transitions) | ~active
-        if not bool(ok.all()):
-            b = int(torch.nonzero(~ok)[0, 0])
-            move = Move(int(transitions[b]))
-            raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
-        configs = state.configs if isinstance(state, TwoRegistersState) else []
-        if configs:
-            rows = torch.nonzero(active).flatten().tolist()
-            moves = [Move(int(t)) for t in transitions[rows].tolist()]
-            for b, move in zip(rows, moves, strict=True):  # no half-applied step
-                if not table4_legal(configs[b], move):
-                    raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
-            for b, move in zip(rows, moves, strict=True):
-                apply_move(configs[b], move)
-        fast = fast_rows(state)
-        s1 = state.pool.token[state.tops["stack"]]
-        builds, dep, head = _apply_tensors(state, active, transitions, labels, fast, s1)
-        del builds, dep, head
-
-    def features(self, state: State) -> Tensor:
-        registers = torch.stack([state.scalars["r1"], state.scalars["r2"]], 1)
-        return torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1), registers], 1)
-
-    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
-        """2-Crossing-Interval and single-rooted (the trees of SEED-NOTES 4 are in the
-        class but not derivable; no UD training tree we tried is one of them)."""
-        return sum(1 for h in heads if h == 0) == 1 and is_k_crossing_interval(heads, 2)
-
-    def max_transitions(self, n: int) -> int:
-        return 5 * n + 5  # §6 (+ the root vertex 0, which is shifted or stored too)
-
-    def gold_extra(self, heads: Sequence[int]) -> dict[str, list[int]]:
-        """The register pair ``(a, b)`` chosen for each crossing interval (found by the
-        reference oracle): ``register_b[a] = b``, ``interval_right[a] = r``."""
-        from neuralparse.systems.two_registers_oracle import oracle_guide
-
-        n = len(heads)
-        partner, right = [-1] * (n + 1), [-1] * (n + 1)
-        guide = oracle_guide(heads, table4_legal)
-        for plan in guide.plans if guide is not None else ():
-            partner[plan.a], right[plan.a] = plan.b, plan.right
-        return {"register_b": partner, "interval_right": right}
-
-    def oracle_actions(self, state: State, gold: Gold) -> Tensor:
-        from neuralparse.systems.two_registers_oracle import OracleGuide, RegisterPlan
-
-        assert isinstance(state, TwoRegistersState)
-        if not state.configs:
-            state.configs = reference_configurations(state, range(state.batch_size))
-        moves: list[int] = []
-        labels: list[int] = []
-        heads_rows = gold.heads.tolist()
-        label_rows = gold.labels.tolist()
-        partner_rows = gold.extra["register_b"].tolist()
-        right_rows = gold.extra["interval_right"].tolist()
-        for b, c in enumerate(state.configs):
-            guide = state.guides.get(b)
-            if guide is None:
-                heads = heads_rows[b][1 : c.n + 1]
-                plans = [
-                    RegisterPlan(-1, right_rows[b][a], a, partner_rows[b][a])
-                    for a in range(c.n + 1)
-                    if partner_rows[b][a] >= 0
-                ]
-                guide = state.guides[b] = OracleGuide(heads, plans, self.legal_test)
-            assert isinstance(guide, OracleGuide)
-            guide.config = c
-            move = None if c.is_terminal() else guide.next_move()
-            move = Move.SHIFT if move is None else move
-            label = -1
-            if move in ARC_MOVES:
-                label = label_rows[b][successor(c, move).arcs[-1][1]]
-            moves.append(int(move))
-            labels.append(label)
-        device = state.device
-        return self.actions_for(
-            torch.tensor(moves, dtype=torch.long, device=device),
-            torch.tensor(labels, dtype=torch.long, device=device),
-        )
-
-
-def _apply_tensors(
-    state: State, active: Tensor, transitions: Tensor, labels: Tensor, fast: Tensor, s1: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Table 2 as tensor operations over the batch (constant work per configuration), with
-    the mask's book-keeping (``fast``: the rows :func:`fast_rows` accepted before the step,
-    ``s1``: their stack tops).  Returns the arcs built: ``(builds, dependent, head)``."""
-    s = state.scalars
-    front, r1, r2 = s["front"], s["r1"], s["r2"]
-    s0 = state.pool.token[state.tops["stack"]]
-    t = torch.where(active, transitions, torch.full_like(transitions, -1))
-    left, right = t == Move.LEFT_ARC, t == Move.RIGHT_ARC
-    shift, reduce = t == Move.SHIFT, t == Move.REDUCE
-    store = (t == Move.STORE_NO_ARC) | (t == Move.STORE_LEFT) | (t == Move.STORE_RIGHT)
-    clear = t == Move.CLEAR
-    rs1 = (t == Move.REGISTER_STACK_1_TO_REGISTER) | (t == Move.REGISTER_STACK_1_TO_STACK)
-    rs2 = (t == Move.REGISTER_STACK_2_TO_REGISTER) | (t == Move.REGISTER_STACK_2_TO_STACK)
-    to_register = (t == Move.REGISTER_STACK_1_TO_REGISTER) | (
-        t == Move.REGISTER_STACK_2_TO_REGISTER
-    )
-    rk = torch.where(rs1, r1, r2)
-    rs = rs1 | rs2
-    # Arcs: (dependent, head) per transition.
-    none = torch.full_like(front, -1)
-    dep = torch.where(left, s0, torch.where(right, front, none))
-    head = torch.where(left, front, torch.where(right, s0, none))
-    store_left, store_right = t == Move.STORE_LEFT, t == Move.STORE_RIGHT
-    dep = torch.where(store_left, r1, torch.where(store_right, front, dep))
-    head = torch.where(store_left, front, torch.where(store_right, r1, head))
-    dep = torch.where(rs & to_register, rk, torch.where(rs & ~to_register, s0, dep))
-    head = torch.where(rs & to_register, s0, torch.where(rs & ~to_register, rk, head))
-    builds = left | right | store_left | store_right | rs
-    state.log_arcs(builds, dep, head, labels)
-    update_bookkeeping(state, active, transitions, fast, s1, builds, dep, head)
-    # IsCovered (footnote 2).
-    s["covered1"] = torch.where(rs2 & (s0 < r1), 1, s["covered1"])
-    s["covered2"] = torch.where(rs1 & (r2 >= 0) & (s0 > r2), 1, s["covered2"])
-    # Clear's γ and ψ (Table 2), before the stack changes.
-    gamma_t = torch.where(s0 == front - 1, s0, torch.where(r2 == front - 1, r2, none))
-    psi = torch.stack(
-        [
-            s0,
-            torch.where(s["covered1"] == 0, r1, none),
-            torch.where(s["covered2"] == 0, r2, none),
-        ],
-        1,
-    )
-    psi = torch.where((psi == gamma_t[:, None]) | (psi < 0), -1, psi)
-    psi = torch.sort(torch.where(psi < 0, 1 << 30, psi), 1).values
-    pop = left | reduce | (clear & (s0 >= 0)) | (rs & ~to_register & (s0 < rk))
-    state.pop("stack", pop)
-    state.push("stack", shift | right, front)
-    for i in range(3):
-        word = psi[:, i]
-        state.push("stack", clear & (word < 1 << 30), torch.where(word < 1 << 30, word, 0))
-    last = torch.maximum(gamma_t, torch.where(psi < 1 << 30, psi, -1).max(1).values)
-    s["last"] = torch.where(clear & (last >= 0), last, s["last"])
-    # Registers and the buffer range.
-    s["r1"] = torch.where(store & (r1 < 0), front, torch.where(clear, none, r1))
-    s["r2"] = torch.where(store & (r1 >= 0), front, torch.where(clear, none, r2))
-    s["covered1"] = torch.where(clear, 0, s["covered1"])
-    s["covered2"] = torch.where(clear, 0, s["covered2"])
-    s["front"] = front + (shift | right | store).long() - (clear & (gamma_t >= 0)).long()
-    return builds, dep, head
