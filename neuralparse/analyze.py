@@ -3,7 +3,8 @@
 One row per file, as in Pitler & McDonald (2015) Table 1 and Gómez-Rodríguez & Nivre (2013)
 Table 1: the percentage of sentences whose tree is projective, planar, 2-/3-planar,
 2-/3-Crossing-Interval, 1-Endpoint-Crossing and well-nested, the largest gap degree, and the
-percentage of arcs that are non-projective (Gómez-Rodríguez & Nivre §5.2).
+percentage of arcs that are non-projective (Gómez-Rodríguez & Nivre §5.2).  Exit status 2
+when a file cannot be read or holds no tree.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.runtime.cli import ArgumentParser, report_error
 from neuralparse.trees.core import (
     check_tree,
     gap_degree,
@@ -213,7 +215,7 @@ def format_tsv(rows: Sequence[CoverageRow]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m neuralparse.analyze",
         description="Tree-class coverage of CoNLL-U files, one row per file.",
         epilog=CONVENTIONS,
@@ -234,8 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows = [analyze_file(path, no_punct=args.no_punct) for path in args.files]
     except (InputError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        return report_error(error)
     print(format_tsv(rows) if args.tsv else format_table(rows))
     return 0
 

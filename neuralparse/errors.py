@@ -34,3 +34,10 @@ class ConlluError(InputError):
 
 class TreeError(InputError):
     """A heads array that is not a well-formed dependency tree (cycle, head out of range...)."""
+
+
+class OptionError(InputError, TypeError):
+    """An option or configuration key that does not exist, or a value of the wrong type.
+
+    Also a :class:`TypeError`, which Python raises for an unknown keyword argument, so that
+    code catching that keeps working."""

@@ -3,7 +3,7 @@
     python -m neuralparse.evaluate GOLD PRED [--json] [--verbose]
 
 The metric definitions are in :mod:`neuralparse.evaluation.metrics`; ``--help`` summarises them.
-Exit status: 0 on success, 2 when the files cannot be read or do not hold the same words.
+Exit status: 0 on success, 2 when the files cannot be read or do not hold the same text.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import sys
 from collections.abc import Sequence
 
 from neuralparse.errors import InputError
-from neuralparse.evaluation.metrics import Scores, evaluate_files
+from neuralparse.evaluation.alignment import Segmentation, evaluate_system_files
+from neuralparse.evaluation.metrics import Scores
+from neuralparse.runtime.cli import ArgumentParser, report_error
 
 CONVENTIONS = """\
 conventions:
@@ -40,6 +42,14 @@ conventions:
   head (the labeled variants also need the full label). All words count.
   crossed/uncrossed recall (Pitler & McDonald 2015 Table 7): UAS of the non-punctuation words
   whose gold incoming arc crosses / does not cross another gold arc (root arcs included).
+  another tokenization (other words or sentence boundaries) is aligned as the CoNLL 2018
+  scorer does: both files need the same text once whitespace is removed; tokens and sentences
+  match when they cover the same characters, words when their tokens do or, in a multiword
+  token, along the longest common subsequence of their forms (case ignored). Tokens,
+  Sentences, Words F1 score that segmentation. Every CoNLL 2018 score is then an F1 over
+  aligned words (precision over PRED's words, recall over GOLD's; a head is right when it is
+  aligned with the gold head; JSON: 'tokenization', and f1_counts with --verbose), and the
+  other scores, which need the same words, are n/a.
 """
 
 #: Row titles of the human-readable table, in order; every key is a :class:`Scores` field.
@@ -84,15 +94,40 @@ def _counts(scores: Scores, key: str) -> str:
     return ""
 
 
-def format_table(scores: Scores, *, verbose: bool = False) -> str:
-    """The aligned human-readable report; ``verbose`` adds per-label and per-length tables."""
+def format_table(
+    scores: Scores,
+    *,
+    verbose: bool = False,
+    segmentation: Segmentation | None = None,
+    aligned: bool = False,
+) -> str:
+    """The aligned human-readable report; ``verbose`` adds per-label and per-length tables,
+    ``segmentation`` the Tokens, Sentences and Words F1 rows, ``aligned`` (the tokenizations
+    differ) a note instead of the tables."""
     width = max(len(title) for _, title in ROWS)
-    lines = [f"{'Metric':<{width}}  {'Score':>7}  {'Correct':>9} / {'Total':<9}"]
+    lines = []
+    if aligned:
+        lines.append(
+            "The tokenizations differ: scores are F1 over the words aligned by characters "
+            "(CoNLL 2018); the others need the same words."
+        )
+    lines.append(f"{'Metric':<{width}}  {'Score':>7}  {'Correct':>9} / {'Total':<9}")
     for key, title in ROWS:
         lines.append(f"{title:<{width}}  {_score(getattr(scores, key)):>7}  {_counts(scores, key)}")
+    if segmentation is not None:
+        for title, counts in (
+            ("Tokens F1", segmentation.tokens),
+            ("Sentences F1", segmentation.sentences),
+            ("Words F1", segmentation.words),
+        ):
+            lines.append(
+                f"{title:<{width}}  {_score(counts.f1):>7}  {counts.correct:>9} / "
+                f"{counts.gold:<9}  predicted {counts.predicted}  P {_score(counts.precision)}"
+                f"  R {_score(counts.recall)}"
+            )
     lines.append(f"{'Words':<{width}}  {scores.words:>7}")
     lines.append(f"{'Sentences':<{width}}  {scores.sentences:>7}")
-    if verbose:
+    if verbose and not aligned:  # the breakdowns need the same words
         label_width = max([len("Label"), *(len(label) for label in scores.per_label)])
         lines += [
             "",
@@ -119,10 +154,11 @@ def format_table(scores: Scores, *, verbose: bool = False) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m neuralparse.evaluate",
-        description="Score the dependency trees and tags of PRED against GOLD (same sentences "
-        "and words), with the CoNLL 2018 shared task metrics and more.",
+        description="Score the dependency trees and tags of PRED against GOLD (the same words, "
+        "or another tokenization of the same text), with the CoNLL 2018 shared task metrics "
+        "and more.",
         epilog=CONVENTIONS,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -137,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="add per-label (full labels) and per-sentence-length breakdowns and the "
         "labeled non-projective scores (full labels); JSON keys per_label, per_length, "
         "nonproj_labeled_precision, nonproj_labeled_recall, and f1_counts (counts, precision, "
-        "recall and F1 of CLAS, MLAS, BLEX)",
+        "recall and F1 of CLAS, MLAS, BLEX, or of every CoNLL 2018 score when the "
+        "tokenizations differ)",
     )
     return parser
 
@@ -145,14 +182,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        scores = evaluate_files(args.gold, args.pred)
+        result = evaluate_system_files(args.gold, args.pred)
     except (InputError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return report_error(error)
+    scores = result.scores
     if args.json:
-        print(json.dumps(scores.to_dict(verbose=args.verbose), indent=2))
+        output = scores.to_dict(verbose=args.verbose)
+        if result.aligned:  # with the same words the JSON keeps exactly its keys of before
+            output["tokenization"] = result.segmentation.to_dict()
+        print(json.dumps(output, indent=2))
     else:
-        print(format_table(scores, verbose=args.verbose))
+        print(
+            format_table(
+                scores,
+                verbose=args.verbose,
+                segmentation=result.segmentation,
+                aligned=result.aligned,
+            )
+        )
     return 0
 
 

@@ -10,11 +10,12 @@ word, SWAP count, the least-squares slope and R² of transitions against sentenc
 CoNLL-U on stdout, N trees over L-word dummy sentences, each derived by a uniformly random
 sequence of legal transitions run batched on the engine, so that any independent tool can
 check soundness.
+
+Exit status 2 for a bad command line, file or device.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,6 +26,8 @@ import torch
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.runtime.cli import ArgumentParser, report_error
+from neuralparse.runtime.devices import resolve_device
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_walks, run_oracle
 
 
@@ -82,7 +85,7 @@ def oracle_stats(
     sentences: Sequence[Sentence],
     *,
     batch_size: int = 256,
-    device: str = "cpu",
+    device: str | torch.device = "cpu",
 ) -> OracleStats:
     """Run the static oracle over every in-class sentence, batched by similar length."""
     start = time.perf_counter()
@@ -147,7 +150,7 @@ def random_trees(name: str, oracle: str | None, count: int, length: int, seed: i
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m neuralparse.oracle", description=__doc__)
+    parser = ArgumentParser(prog="python -m neuralparse.oracle", description=__doc__)
     parser.add_argument("--system", required=True, choices=sorted(SYSTEMS))
     parser.add_argument("--oracle", choices=("eager", "lazy"), help="swap oracle (default eager)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -160,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.oracle is not None and args.system != "swap":
         parser.error("--oracle applies to --system swap only")
+    if args.batch_size < 1:
+        parser.error("--batch-size must be positive")
     if args.random is not None:
         if args.length is None or args.length < 1 or args.random < 1:
             parser.error("--random N needs N >= 1 and --length L with L >= 1")
@@ -169,12 +174,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.file is None:
         parser.error("give a CoNLL-U FILE, or --random N --length L")
     try:
+        device = resolve_device(args.device, "--device")
         sentences = read_conllu(args.file)
     except (InputError, OSError) as problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return report_error(problem)
     system = system_for(args.system, training_labels(args.system, sentences), args.oracle)
-    stats = oracle_stats(system, sentences, batch_size=args.batch_size, device=args.device)
+    stats = oracle_stats(system, sentences, batch_size=args.batch_size, device=device)
     if args.json:
         keys = ("sentences", "in_class", "reproduced", "transitions", "swaps", "slope", "r2")
         record = {k: v for k, v in asdict(stats).items() if k in keys}

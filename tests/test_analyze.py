@@ -135,10 +135,10 @@ def test_bad_file_reports_file_and_line(
 ) -> None:
     bad = tmp_path / "bad.conllu"
     bad.write_text("# sent_id = b1\n1\tw\t_\tX\t_\t_\t7\troot\t_\t_\n\n", encoding="utf-8")
-    assert main([str(small_file), str(bad)]) == 1
+    assert main([str(small_file), str(bad)]) == 2  # a user error (neuralparse.runtime.cli)
     error = capsys.readouterr().err
     assert str(bad) in error and "line" in error and "b1" in error
-    assert main([str(tmp_path / "missing.conllu")]) == 1
+    assert main([str(tmp_path / "missing.conllu")]) == 2
     assert "missing.conllu" in capsys.readouterr().err
 
 

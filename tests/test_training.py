@@ -417,3 +417,14 @@ def test_training_stops_by_patience_or_update_budget_and_says_why(tmp_path: Path
     stopped = json.loads(records[-1])
     assert stopped["stopped"] == "max_updates (2) reached" and stopped["epochs"] == 2
     assert stopped["updates"] == 2
+
+
+def test_resume_with_another_model_config_names_the_keys(tmp_path: Path) -> None:
+    sentences = make_corpus(6, seed=15)
+    cfg = tiny_config(tmp_path, sentences, max_epochs=1)
+    train(cfg, tmp_path / "first")
+    cfg.trainer.max_epochs = 2
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    cfg.model.mlp_hidden += 8
+    with pytest.raises(CheckpointError, match=r"checkpoint's in model\.mlp_hidden"):
+        train(cfg, tmp_path / "resumed")

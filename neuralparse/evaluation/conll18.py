@@ -7,8 +7,9 @@ This module holds the pieces that the official scorer fixes and that
 :class:`~neuralparse.evaluation.metrics.ScoreAccumulator` applies word by word: the content and
 functional relations, the universal features, how FEATS and LEMMA are compared, the functional
 children that MLAS checks, and the precision/recall/F1 counts of the content-word metrics.
-It is our own implementation for files with the same words (gold tokenization), where the
-scorer's word alignment is the identity.
+It is our own implementation, for files with the same words (gold tokenization), where the
+scorer's word alignment is the identity, and for other tokenizations through the character
+alignment of :mod:`neuralparse.evaluation.alignment`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Device names as users write them (``auto``, ``cpu``, ``cuda``, ``cuda:1``) made into devices."""
+"""Device names and thread counts as users write them, checked and made into torch settings.
+
+Both are user input: a device that does not exist here (``tpu``, ``cuda:7`` on a machine with
+one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
+:class:`~neuralparse.errors.InputError` naming the setting, not a torch traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,35 @@ import torch
 
 from neuralparse.errors import InputError
 
+DEVICE_TYPES = ("cpu", "cuda", "mps")
 
-def resolve_device(name: str) -> torch.device:
-    """``auto`` picks CUDA when available; an unavailable or unknown device is an input error."""
-    if name == "auto":
+
+def resolve_device(name: str | torch.device, setting: str = "device") -> torch.device:
+    """``auto`` picks CUDA when available; ``cpu``, ``cuda``, ``cuda:N`` (and ``mps`` on
+    Apple GPUs) must exist on this machine.  ``setting`` names the option in messages."""
+    if str(name) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise InputError(f"device={name} but CUDA is not available")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except (RuntimeError, TypeError):
+        device = None
+    if device is None or device.type not in DEVICE_TYPES:
+        raise InputError(f"{setting}={name}: expected auto, cpu, cuda or cuda:N")
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputError(f"{setting}={name} but CUDA is not available")
+        count = torch.cuda.device_count()
+        if device.index is not None and device.index >= count:
+            raise InputError(f"{setting}={name} but this machine has {count} CUDA device(s)")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise InputError(f"{setting}={name} but MPS is not available")
+    return device
+
+
+def set_threads(threads: int | None, setting: str = "threads") -> None:
+    """Use ``threads`` torch intra-op threads (``None``: leave torch's default)."""
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InputError(f"{setting}={threads}: expected a positive number of threads")
+    torch.set_num_threads(threads)

@@ -19,6 +19,12 @@ metrics.jsonl (a ``"stopped"`` line).
 Determinism: the model is initialised after ``torch.manual_seed(seed)``; each epoch reseeds
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
 run draws the same batches and dropout masks as an uninterrupted one.
+
+Interruptions: each epoch appends its metrics line, then saves ``last.pt`` (and
+``checkpoint.pt`` when it is the best), each through a temporary file renamed into place, so a
+kill at any moment leaves whole checkpoints.  A run killed after the metrics line but before
+``last.pt`` is resumed from the epoch before: a run first drops the metrics lines of the
+epochs after the one it starts from (:func:`forget_epochs_after`), so each epoch appears once.
 """
 
 from __future__ import annotations
@@ -38,10 +44,11 @@ import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from neuralparse.config import ModelConfig, TrainConfig, resolve_data_files
+from neuralparse.config import ModelConfig, SearchConfig, TrainConfig, resolve_data_files
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel
@@ -50,13 +57,14 @@ from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies, vocabula
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import (
+    CheckpointError,
+    LoadedParser,
     checkpoint_data,
-    load_checkpoint,
     load_parser,
-    rebuild,
     save_checkpoint,
+    weight_mismatch,
 )
-from neuralparse.runtime.devices import resolve_device
+from neuralparse.runtime.devices import resolve_device, set_threads
 from neuralparse.search import SEARCHES
 from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
@@ -142,6 +150,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     ModelConfig.coerce(cfg.model)  # so does a bad model configuration
     if cfg.search.name not in SEARCHES:
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
+    SearchConfig.check(cfg.search)
     files = resolve_data_files(cfg.data, ("train", "dev"))
     train_sentences = read_split(files["train"], "train", cfg.data.max_train_sentences)
     dev_sentences = read_split(files["dev"], "dev", cfg.data.max_dev_sentences)
@@ -351,9 +360,8 @@ def train(cfg: TrainConfig | DictConfig, output_dir: str | Path) -> TrainResult:
     processes train data-parallel (:mod:`neuralparse.runtime.distributed`)."""
     output_dir = Path(output_dir)
     trainer = cfg.trainer
-    if trainer.threads:
-        torch.set_num_threads(trainer.threads)
-    context, device = distributed.setup(resolve_device(trainer.device))
+    set_threads(trainer.threads, "trainer.threads")
+    context, device = distributed.setup(resolve_device(trainer.device, "trainer.device"))
     try:
         return _train(cfg, output_dir, context, device)
     finally:
@@ -374,7 +382,8 @@ def _train(
     config_dict = OmegaConf.to_container(
         cfg if isinstance(cfg, DictConfig) else OmegaConf.structured(cfg), resolve=True
     )
-    resume = load_checkpoint(trainer.resume) if trainer.resume else None
+    # The checkpoint to resume is rebuilt first: a bad one fails before the data is read.
+    resume = load_parser(trainer.resume) if trainer.resume else None
     started = time.perf_counter()
     data = prepare(cfg, device)
     torch.manual_seed(cfg.seed)
@@ -389,8 +398,10 @@ def _train(
     )
     progress = Progress()
     if resume is not None:
-        progress = _restore(resume, model, optimizer, data)
+        progress = _restore(resume, trainer.resume, model, optimizer, data, config_dict)
         log.info("resuming from %s after epoch %d", trainer.resume, progress.epoch)
+    if context.is_main:
+        forget_epochs_after(output_dir / METRICS_NAME, progress.epoch)
     trained = (
         torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[device.index] if device.type == "cuda" else None
@@ -602,21 +613,111 @@ def _evaluate_and_save(
     return record
 
 
+def differing_keys(saved: Any, current: Any, prefix: str) -> list[str]:
+    """The dotted keys under ``prefix`` whose values differ between two resolved configs.
+    Keys that ``saved`` lacks are left out: they were added to the schema after it was saved,
+    and a checkpoint loads with their defaults."""
+    if isinstance(saved, dict) and isinstance(current, dict):
+        return [
+            key
+            for name in sorted(saved, key=str)
+            for key in differing_keys(saved[name], current.get(name), f"{prefix}.{name}")
+        ]
+    return [] if saved == current else [prefix]
+
+
 def _restore(
-    resume: dict[str, Any], model: ParserModel, optimizer: torch.optim.Optimizer, data: Prepared
+    resume: LoadedParser,
+    source: str,
+    model: ParserModel,
+    optimizer: torch.optim.Optimizer,
+    data: Prepared,
+    config: dict[str, Any],
 ) -> Progress:
-    """Load weights (and optimizer) from a checkpoint of the same system and data."""
-    if resume["system"] != data.system.name or list(resume["labels"]) != list(data.system.labels):
-        raise InputError(
-            f"cannot resume: checkpoint is for system {resume['system']} with "
-            f"{len(resume['labels'])} labels, this run is {data.system.name} with "
-            f"{len(data.system.labels)}"
+    """Load weights (and optimizer) from the checkpoint ``source`` of the same system, model
+    configuration and data (``config``: this run's resolved configuration); returns where its
+    training stood."""
+    saved_model = resume.checkpoint.get("config", {}).get("model")
+    differing = differing_keys(saved_model, config.get("model"), "model") if saved_model else []
+    changed = [
+        key
+        for key in differing
+        # Where the vectors file lies is not the model: the vocabularies, compared below, say
+        # whether it holds the same vectors.
+        if key != "model.pretrained_vectors"
+    ]
+    if changed:
+        raise CheckpointError(
+            f"cannot resume: this run's model configuration differs from the checkpoint's in "
+            f"{', '.join(changed)}; resume with the checkpoint's values (its config.yaml)",
+            source=source,
         )
-    if resume["vocabularies"] != data.vocabs.to_dict():
-        raise InputError("cannot resume: the checkpoint's vocabularies differ from this data's")
-    model.load_state_dict(rebuild(resume).model.state_dict())
-    state = dict(resume.get("training") or {})
+    saved = resume.system
+    if saved.name != data.system.name or list(saved.labels) != list(data.system.labels):
+        raise CheckpointError(
+            f"cannot resume: checkpoint is for system {saved.name} with {len(saved.labels)} "
+            f"labels, this run is {data.system.name} with {len(data.system.labels)}",
+            source=source,
+        )
+    if resume.vocabs.to_dict() != data.vocabs.to_dict():
+        raise CheckpointError(
+            "cannot resume: the checkpoint's vocabularies differ from this data's", source=source
+        )
+    mismatch = weight_mismatch(model.state_dict(), resume.model.state_dict())
+    if mismatch:
+        raise CheckpointError(
+            f"cannot resume: the checkpoint's model is not this run's model config ({mismatch})",
+            source=source,
+        )
+    model.load_state_dict(resume.model.state_dict())
+    state = dict(resume.checkpoint["training"] or {})
     if "optimizer" in state:
-        optimizer.load_state_dict(state.pop("optimizer"))
-    known = {f.name for f in fields(Progress)}
-    return Progress(**{k: v for k, v in state.items() if k in known})
+        try:
+            optimizer.load_state_dict(state.pop("optimizer"))
+        except (KeyError, TypeError, ValueError, RuntimeError) as error:
+            raise CheckpointError(
+                f"its optimizer state does not fit the model's parameters ({error})",
+                source=source,
+            ) from None
+    values = {f.name: state[f.name] for f in fields(Progress) if f.name in state}
+    wrong = [k for k, v in values.items() if isinstance(v, bool) or not isinstance(v, int | float)]
+    if wrong or not isinstance(values.get("epoch", 0), int):
+        raise CheckpointError(
+            f"its training progress ({', '.join(wrong or ['epoch'])}) is not a number",
+            source=source,
+        )
+    return Progress(**values)
+
+
+def forget_epochs_after(path: Path, epoch: int) -> None:
+    """Cut the metrics file ``path`` after the line of ``epoch`` (all of it for epoch 0: a
+    run started afresh in the folder of an earlier one), rewriting it atomically.  What follows
+    was written after the checkpoint a run starts from was saved (an epoch killed before its
+    ``last.pt``, a line cut short, the ``"stopped"`` and test lines of a finished run), and the
+    run writes it again."""
+    if not path.is_file():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(record, dict) or not isinstance(record.get("epoch"), int):
+            break
+        if record["epoch"] > epoch or not line.endswith("\n"):
+            break
+        kept += 1
+    if kept == len(lines):
+        return
+    log.warning(
+        "%s: dropped %d line(s) after epoch %d, where this run starts (left by an interrupted "
+        "or an earlier run)",
+        path,
+        len(lines) - kept,
+        epoch,
+    )
+    handle, partial = partial_file(path)
+    with replacing(path, handle, partial) as out:
+        out.writelines(lines[:kept])

@@ -1,0 +1,142 @@
+"""What every command-line entry point shares: how user errors and signals end a run.
+
+A user error (a bad path, file, checkpoint, device, thread count or configuration key: an
+:class:`~neuralparse.errors.InputError`, a file that cannot be read or written (an
+:class:`OSError`), or a Hydra configuration that does not compose) ends
+the program with one line on standard error, ``error: MESSAGE``, and exit status
+:data:`USER_ERROR` (2, as argparse uses for a bad command line); a traceback means a bug.
+``train.py``, ``predict.py`` and ``python -m neuralparse.evaluate|analyze|oracle`` all go
+through here, so their messages and status agree.
+
+SIGTERM (what ``kill``, batch schedulers and ``torchrun`` send) is turned into
+:class:`SystemExit` by :func:`exit_on_sigterm`, so that it unwinds the stack like Ctrl-C does:
+the temporary file of an output or checkpoint being written is removed on the way out
+(:func:`neuralparse.io.sources.replacing`) and the files already in place stay whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from neuralparse.errors import InputError
+
+USER_ERROR = 2
+"""Exit status of a run stopped by a user error."""
+
+
+def one_line(text: str) -> str:
+    """``text``'s non-blank lines, stripped and joined with ``; ``."""
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def report(message: str) -> None:
+    """Write the one-line report of a user error to standard error."""
+    print(f"error: {one_line(message)}", file=sys.stderr, flush=True)
+
+
+def describe(error: InputError | OSError) -> str:
+    """The message of a user error (an operating-system error as ``FILE: reason``)."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)
+
+
+def fail(message: str) -> NoReturn:
+    """Report a user error and exit with :data:`USER_ERROR`."""
+    report(message)
+    raise SystemExit(USER_ERROR)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse reporting a bad command line in one line, as every other user error, instead
+    of the usage text and the message (exit status 2 either way)."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(f"{self.prog}: {message} (see --help)")
+
+
+def report_error(error: InputError | OSError) -> int:
+    """Report a user error caught by a command that returns its exit status, which this
+    returns (:data:`USER_ERROR`)."""
+    report(describe(error))
+    return USER_ERROR
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def exit_on_sigterm() -> None:
+    """From now on SIGTERM raises ``SystemExit(143)`` in the main thread (see the module
+    docstring), as ``KeyboardInterrupt`` does for Ctrl-C."""
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Turn what the block raises for bad user input into :func:`fail`: an
+    :class:`InputError`, an :class:`OSError` (a file that cannot be read or written), or
+    OmegaConf's error for a mandatory value (``???``) left unset."""
+    from omegaconf.errors import MissingMandatoryValue
+
+    try:
+        yield
+    except (InputError, OSError) as error:
+        fail(describe(error))
+    except MissingMandatoryValue as error:
+        fail(f"no value for {error.full_key}: give {error.full_key}=VALUE")
+
+
+def config_error_message(error: Exception) -> str:
+    """One line for a Hydra composition error: an unknown key, a value of the wrong type, a
+    config group option that does not exist, an override that does not parse."""
+    from hydra.errors import MissingConfigException
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError, ValidationError
+
+    cause = error.__cause__
+    if isinstance(cause, ValidationError):
+        return f"{cause.full_key}: {str(cause).splitlines()[0]}"
+    override = re.match(r"Could not override '([^']+)'", str(error))
+    if override or isinstance(cause, ConfigKeyError | ConfigAttributeError):
+        # Hydra's own message suggests '+key=value', which would add a misspelt key.
+        key = override.group(1) if override else getattr(cause, "full_key", "?")
+        return f"unknown configuration key {key!r}: check its spelling"
+    if isinstance(error, MissingConfigException) and error.options:
+        first = str(error).splitlines()[0]
+        return f"{first}; available: {', '.join(error.options)}"
+    return one_line(str(error))
+
+
+def run_hydra(main: Callable[[], Any]) -> None:
+    """Run a ``@hydra.main`` function, reporting a command line that Hydra cannot compose
+    into a configuration as a user error instead of Hydra's several lines and exit status 1.
+
+    Hydra reports errors itself unless ``HYDRA_FULL_ERROR=1``, with which it lets them
+    through to be handled here; errors inside ``main`` (bugs: user errors are handled there
+    with :func:`user_errors`) then keep their whole traceback.  Ctrl-C ends with one line
+    and status 130 instead of a traceback."""
+    from hydra.errors import HydraException
+
+    previous = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        main()
+    except HydraException as error:
+        fail(config_error_message(error))
+    except OSError as error:  # Hydra's own files: the run folder, the log
+        fail(describe(error))
+    except KeyboardInterrupt:
+        report("interrupted")
+        raise SystemExit(128 + signal.SIGINT) from None
+    finally:
+        if previous is None:
+            del os.environ["HYDRA_FULL_ERROR"]
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = previous
