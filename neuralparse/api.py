@@ -19,14 +19,16 @@ from typing import Any, TextIO
 
 import torch
 
-from neuralparse.errors import InputError
+from neuralparse.errors import InputError, OptionError
 from neuralparse.evaluation import evaluate, predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.io.raw import raw_sentences, resolve_language
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, predict_stream
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import resolve_device
+from neuralparse.runtime.memory import bound_native_heap
 from neuralparse.systems import TransitionSystem
 
 SentenceLike = str | Sequence[str] | Sentence
@@ -50,6 +52,19 @@ def as_sentence(item: SentenceLike, position: int) -> Sentence:
     return Sentence.from_words(tokens, sent_id=None, source="<parse>", line=position)
 
 
+def predict_options(base: PredictOptions, overrides: dict[str, Any]) -> PredictOptions:
+    """``base`` with ``overrides``; an unknown option or a value of the wrong type is an
+    :class:`OptionError`."""
+    known = PredictOptions.__dataclass_fields__
+    unknown = sorted(set(overrides) - set(known))
+    if unknown:
+        raise OptionError(f"unknown option(s) {unknown}; the options are {sorted(known)}")
+    try:
+        return PredictOptions(**{**vars(base), **overrides})
+    except TypeError as error:  # e.g. a string where a number belongs
+        raise OptionError(f"bad option value ({error})") from None
+
+
 @dataclass
 class Parser:
     """A trained parser ready to use (see the module docstring).
@@ -66,14 +81,17 @@ class Parser:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike[str], device: str | torch.device = "cpu", **options: Any
+        cls, path: str | os.PathLike[str], device: str | torch.device = "auto", **options: Any
     ) -> Parser:
-        """Load ``checkpoint.pt`` on ``device`` (``cpu``, ``cuda``, ``cuda:1`` or ``auto``);
+        """Load ``checkpoint.pt`` on ``device`` (``auto``, the default as in predict.py and
+        train.py: CUDA when available; or ``cpu``, ``cuda``, ``cuda:1``);
         ``options`` are :class:`~neuralparse.prediction.PredictOptions` fields (``search``,
         ``beam_size``, ``batch_size``, ``batch_tokens``, ``beam_batch_tokens``, ``chunk_size``,
-        ``cuda_graphs``, ``tags``)."""
-        device = resolve_device(device) if isinstance(device, str) else torch.device(device)
-        return cls(load_parser(path, device), device, PredictOptions(**options))
+        ``cuda_graphs``, ``tags``).  A bad checkpoint, device or option raises an
+        :class:`~neuralparse.errors.InputError` (a checkpoint's is a ``CheckpointError``, an
+        option's an :class:`~neuralparse.errors.OptionError`)."""
+        device = resolve_device(device)
+        return cls(load_parser(path, device), device, predict_options(PredictOptions(), options))
 
     @property
     def system(self) -> TransitionSystem:
@@ -101,20 +119,32 @@ class Parser:
         return dict(self.loaded.checkpoint.get("dev_metrics") or {})
 
     def _options(self, overrides: dict[str, Any]) -> PredictOptions:
-        if not overrides:
-            return self.options
-        unknown = set(overrides) - set(PredictOptions.__dataclass_fields__)
-        if unknown:
-            raise TypeError(f"unknown option(s) {sorted(unknown)}")
-        return PredictOptions(**{**vars(self.options), **overrides})
+        return predict_options(self.options, overrides) if overrides else self.options
 
-    def parse(self, sentences: Iterable[SentenceLike], **options: Any) -> list[Sentence]:
+    def parse(
+        self,
+        sentences: Iterable[SentenceLike],
+        *,
+        raw: bool = False,
+        lang: str | None = None,
+        **options: Any,
+    ) -> list[Sentence]:
         """Parsed and tagged :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
         ``upos``, ``xpos``, ``feats``, ``to_conllu()``), in input order.  ``options`` override
         the decoding options; ``tags="auto"`` (the default) fills the tags a sentence leaves
         empty with the model's predictions, ``"predict"`` overwrites them, ``"keep"`` keeps
-        them."""
-        items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
+        them.
+
+        ``raw=True`` takes untokenized text instead: a string, or strings each of one or more
+        paragraphs (blank lines between), that spaCy's blank pipeline for ``lang`` (default:
+        the model's language) tokenizes and splits into sentences, so one string may give
+        several sentences (:mod:`neuralparse.io.raw`; needs ``neuralparse[text]``)."""
+        if raw:
+            texts: Iterable[Any] = [sentences] if isinstance(sentences, str) else sentences
+            language = resolve_language(lang, self.config)
+            items: Iterable[Sentence] = raw_sentences(texts, lang=language)
+        else:
+            items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
         return list(predict_stream(self.loaded, items, self._options(options), device=self.device))
 
     def parse_file(
@@ -125,10 +155,16 @@ class Parser:
         input_format: str = "auto",
         lenient: bool = False,
         progress: bool = False,
+        lang: str | None = None,
         **options: Any,
     ) -> PredictionReport:
-        """Parse a CoNLL-U or plain-text file (or ``-``) into CoNLL-U, exactly as
-        ``predict.py`` does; returns counts and timing."""
+        """Parse a CoNLL-U, plain-text or raw-text (``input_format="raw"``, tokenized by
+        spaCy's ``lang`` pipeline) file (or ``-``) into CoNLL-U, exactly as ``predict.py``
+        does; returns counts and timing.  Memory stays bounded by ``chunk_size`` on inputs of
+        any length (the C heap is set up for it: :mod:`neuralparse.runtime.memory`).
+        ``workers=N`` reads, encodes and writes an input file in ``N`` processes while the model
+        decodes (default ``"auto"``: on CUDA only; :mod:`neuralparse.pipeline`)."""
+        bound_native_heap()
         return predict_file(
             self.loaded,
             source,
@@ -138,6 +174,7 @@ class Parser:
             input_format=input_format,
             lenient=lenient,
             progress=progress,
+            lang=lang,
         )
 
     def evaluate(
@@ -150,7 +187,10 @@ class Parser:
         ``None`` (a gold-tag model predicts none).
         ``untagged=True`` parses the words with UPOS/XPOS/FEATS blanked, as text that nobody
         tagged comes."""
-        gold_sentences = read_conllu(Path(gold) if not isinstance(gold, Path) else gold)
+        try:
+            gold_sentences = read_conllu(Path(gold))
+        except OSError as error:
+            raise InputError(f"cannot read: {error.strerror}", source=str(gold)) from None
         given = [s.without_tags() for s in gold_sentences] if untagged else gold_sentences
         columns = self.model.tagged_columns
         options.setdefault("tags", "predict" if columns else "keep")

@@ -24,6 +24,11 @@ the input's enhanced graph belongs to the input's tree, not to the predicted one
 Under ``torchrun --nproc_per_node=N`` every rank reads the same input; rank ``r`` parses the
 sentences ``r, r + N, ...`` of each chunk, rank 0 gathers the parsed chunk and writes it in
 input order (:func:`predict_file`).
+
+With ``workers`` (by default on CUDA, :func:`worker_count`) an input file is read, encoded and
+written by worker processes while this process decodes (:mod:`neuralparse.pipeline`), with
+the same chunks and batches, so the output is the same bytes; only the Python work of the host
+moves (the GIL keeps threads from sharing it).
 """
 
 from __future__ import annotations
@@ -31,22 +36,27 @@ from __future__ import annotations
 import io
 import itertools
 import logging
+import multiprocessing
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+import numpy as np
 import torch
 from torch import Tensor
 from tqdm import tqdm
 
 from neuralparse.errors import InputError
-from neuralparse.io import ReadReport, Sentence, iter_conllu, iter_text
-from neuralparse.io.sentence import UNSPECIFIED
+from neuralparse.io import ReadReport, Sentence, SkippedSentencesWarning, iter_conllu, iter_text
+from neuralparse.io.pieces import cut_pieces, read_piece
+from neuralparse.io.raw import DEFAULT_LANGUAGE, iter_raw, resolve_language
+from neuralparse.io.sentence import is_tag_value
 from neuralparse.io.sources import (
     ENCODING,
     decoded_lines,
@@ -55,8 +65,10 @@ from neuralparse.io.sources import (
     replacing,
 )
 from neuralparse.io.text import explain_format, probe
+from neuralparse.model.encoder import NOT_A_TAG
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.vocab import Vocabulary, column_present
+from neuralparse.pipeline import Predictions, Stages, run_pipeline
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
@@ -64,13 +76,15 @@ from neuralparse.search import SEARCHES
 from neuralparse.search.beam import beam_decode
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import greedy_decode
+from neuralparse.systems import TransitionSystem
 
 log = logging.getLogger("neuralparse.predict")
 
 STDIO = "-"
 """The path that means standard input or output."""
 
-INPUT_FORMATS = ("auto", "conllu", "text")
+INPUT_FORMATS = ("auto", "conllu", "text", "raw")
+"""``raw`` (untokenized text, :mod:`neuralparse.io.raw`) is never detected: it must be asked."""
 TAG_MODES = ("auto", "predict", "keep")
 DEPS_MODES = ("clear", "keep")
 """What prediction does with the DEPS column (enhanced dependencies) of its input."""
@@ -104,6 +118,11 @@ class PredictOptions:
     deps: str = "clear"
     """DEPS of the output: ``clear`` writes ``_`` (the input's enhanced graph describes the
     input's tree, not the predicted one; empty nodes go with it), ``keep`` leaves it."""
+    workers: int | str = "auto"
+    """Processes that read, encode and write an input file while the model decodes
+    (:mod:`neuralparse.pipeline`); 0 parses in this process alone.  ``auto`` uses them for a
+    file on CUDA, more for larger files (:func:`worker_count`), and none on the CPU, where the
+    cores are busy decoding.  The output is the same bytes either way."""
 
     def __post_init__(self) -> None:
         if self.search not in SEARCHES:
@@ -115,6 +134,10 @@ class PredictOptions:
         for name in ("beam_size", "batch_size", "batch_tokens", "beam_batch_tokens", "chunk_size"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.workers != "auto" and (
+            isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 0
+        ):
+            raise InputError(f"workers must be 'auto' or a count >= 0, got {self.workers!r}")
 
     @property
     def batch_words(self) -> int:
@@ -133,6 +156,8 @@ class PredictionReport:
     words: int = 0
     seconds: float = 0.0
     read: ReadReport = field(default_factory=ReadReport)
+    first_output: float | None = None
+    """Seconds from the start of :func:`predict_file` to the first output written."""
 
     @property
     def skipped(self) -> int:
@@ -185,6 +210,130 @@ def batches_by_length(lengths: Tensor, options: PredictOptions) -> list[Tensor]:
     ]
 
 
+def check_words(sentences: Iterable[Sentence]) -> None:
+    """Refuse a sentence without words (one given in code: the readers never make one)."""
+    for sentence in sentences:
+        if len(sentence) == 0:
+            raise InputError(
+                "sentence has no words",
+                source=sentence.source,
+                line=sentence.line or None,
+                sent_id=sentence.sent_id,
+            )
+
+
+def decode_chunk(
+    parser: LoadedParser,
+    corpus: EncodedCorpus,
+    options: PredictOptions,
+    *,
+    device: torch.device,
+    tag_columns: Iterable[str],
+    on_batch: Callable[[int, int], None] | None = None,
+) -> Predictions:
+    """Decode every sentence of ``corpus`` in batches by length (:func:`batches_by_length`);
+    ``on_batch(sentences, words)`` is called after each batch.  The predictions are gathered
+    on ``device`` and moved to the CPU once, at the end: on CUDA nothing in between waits for
+    the device, so the host prepares the next batches while it decodes."""
+    total = int(corpus.lengths.sum())
+    heads = torch.empty(total, dtype=torch.long, device=device)
+    labels = torch.empty_like(heads)
+    tags = {column: torch.empty_like(heads) for column in tag_columns}
+    for ids in batches_by_length(corpus.lengths, options):
+        lengths = corpus.lengths[ids]
+        # Where each word of the batch goes: index tensors, not boolean masks, because masked
+        # indexing would wait for the device to learn the result's size.
+        inside = torch.arange(int(lengths.max()))[None, :] < lengths[:, None]
+        rows, offsets = inside.nonzero(as_tuple=True)
+        positions = _on_device(corpus.starts[ids][rows] + offsets, device)
+        rows, offsets = _on_device(rows, device), _on_device(offsets, device)
+        batch = ModelInput(
+            **{
+                name: None if value is None else _on_device(value, device)
+                for name, value in vars(corpus.batch(ids)).items()
+            }
+        )
+        found_heads, found_labels, found_tags = decode(parser, batch, options)
+        heads[positions] = found_heads[rows, offsets + 1]  # column 0 is the root
+        labels[positions] = found_labels[rows, offsets + 1]
+        for column, values in tags.items():
+            values[positions] = found_tags[column][rows, offsets]
+        if on_batch is not None:
+            on_batch(len(ids), int(lengths.sum()))
+    return Predictions(heads.cpu(), labels.cpu(), {c: t.cpu() for c, t in tags.items()})
+
+
+def _on_device(tensor: Tensor, device: torch.device) -> Tensor:
+    """``tensor`` on ``device``; to CUDA from pinned memory, a copy that does not wait for the
+    work queued before it (one from pageable memory waits for the device to be idle)."""
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+_TAG_COLUMN_NAMES = {"upos": "UPOS", "xpos": "XPOS", "feats": "FEATS"}
+
+
+@dataclass(frozen=True)
+class Annotator:
+    """Puts decoded predictions into their sentences: the tree through the system's
+    :meth:`~neuralparse.systems.TransitionSystem.output_tree`, the tags as ``tags`` says, DEPS
+    as ``deps`` says, with one :meth:`Sentence.with_prediction` per sentence.  The tag classes
+    are checked as cells once, here, rather than word by word."""
+
+    system: TransitionSystem
+    tag_classes: dict[str, list[str]]
+    """The class names of the tag columns whose predictions reach the output."""
+    checked_tags: bool
+    """Every class a tagging head can predict is a valid cell (:func:`is_tag_value`)."""
+    fill_tags: bool
+    clear_deps: bool
+
+    @classmethod
+    def for_parser(cls, parser: LoadedParser, options: PredictOptions) -> Annotator:
+        vocabularies = tag_vocabularies(parser, options.tags)
+        checked = all(
+            is_tag_value(_TAG_COLUMN_NAMES[column], symbol)
+            for column, vocabulary in vocabularies.items()
+            for symbol in vocabulary.symbols[NOT_A_TAG:]
+        )
+        return cls(
+            parser.system,
+            {column: vocabulary.symbols for column, vocabulary in vocabularies.items()},
+            checked,
+            options.tags == "auto",
+            options.deps == "clear",
+        )
+
+    def __call__(self, sentences: Sequence[Sentence], predictions: Predictions) -> list[Sentence]:
+        """``sentences`` with their ``predictions`` (flat over their words, in their order)."""
+        system, labels = self.system, self.system.labels
+        heads, label_ids = predictions.heads.tolist(), predictions.labels.tolist()
+        tags = [
+            (column, self.tag_classes[column], values.tolist())
+            for column, values in predictions.tags.items()
+        ]
+        parsed = []
+        start = 0
+        for sentence in sentences:
+            end = start + len(sentence)
+            names = [labels[k] if k >= 0 else "_" for k in label_ids[start:end]]
+            tree_heads, deprels = system.output_tree(heads[start:end], names)
+            predicted = {c: [classes[k] for k in ids[start:end]] for c, classes, ids in tags}
+            parsed.append(
+                sentence.with_prediction(
+                    tree_heads,
+                    deprels,
+                    **predicted,
+                    fill_tags=self.fill_tags,
+                    clear_deps=self.clear_deps,
+                    checked_tags=self.checked_tags,
+                )
+            )
+            start = end
+        return parsed
+
+
 def parse_sentences(
     parser: LoadedParser,
     sentences: Sequence[Sentence],
@@ -195,42 +344,15 @@ def parse_sentences(
 ) -> list[Sentence]:
     """``sentences`` with predicted trees, in their order (one chunk's worth: everything is
     encoded at once).  ``on_batch(sentences, words)`` is called after each batch."""
-    for sentence in sentences:
-        if len(sentence) == 0:
-            raise InputError(
-                "sentence has no words",
-                source=sentence.source,
-                line=sentence.line or None,
-                sent_id=sentence.sent_id,
-            )
+    check_words(sentences)
     if not sentences:
         return []
-    system = parser.system
     corpus = EncodedCorpus.build(sentences, parser.vocabs, max_word_chars(parser))
-    tag_names = tag_vocabularies(parser, options.tags)
-    parsed: list[Sentence | None] = [None] * len(sentences)
-    for ids in batches_by_length(corpus.lengths, options):
-        heads, labels, tags = decode(parser, corpus.batch(ids).to(device), options)
-        heads_rows, label_rows = heads.cpu().tolist(), labels.cpu().tolist()
-        tag_rows = {column: tags[column].cpu().tolist() for column in tag_names}
-        words = 0
-        for row, index in enumerate(ids.tolist()):
-            sentence = sentences[index]
-            n = len(sentence)
-            names = [system.labels[k] if k >= 0 else "_" for k in label_rows[row][1 : n + 1]]
-            tree_heads, deprels = system.output_tree(heads_rows[row][1 : n + 1], names)
-            result = sentence.with_tree(tree_heads, deprels)
-            if tag_names:
-                predicted = {
-                    column: [vocab.symbols[k] for k in tag_rows[column][row][:n]]
-                    for column, vocab in tag_names.items()
-                }
-                result = with_predicted_tags(result, predicted, options.tags)
-            parsed[index] = result.without_deps() if options.deps == "clear" else result
-            words += n
-        if on_batch is not None:
-            on_batch(len(ids), words)
-    return parsed  # type: ignore[return-value]  # every index was filled by some batch
+    annotate = Annotator.for_parser(parser, options)
+    predictions = decode_chunk(
+        parser, corpus, options, device=device, tag_columns=annotate.tag_classes, on_batch=on_batch
+    )
+    return annotate(sentences, predictions)
 
 
 def tag_vocabularies(parser: LoadedParser, mode: str) -> dict[str, Vocabulary]:
@@ -247,20 +369,6 @@ def tag_vocabularies(parser: LoadedParser, mode: str) -> dict[str, Vocabulary]:
     return parser.vocabs.tag_classes(columns)
 
 
-def with_predicted_tags(sentence: Sentence, predicted: dict[str, list[str]], mode: str) -> Sentence:
-    """``sentence`` with the ``predicted`` columns (``upos``, ``xpos``, ``feats``): every word's
-    for ``predict``, the empty (``_``) ones for ``auto``."""
-    if mode == "auto":
-        predicted = {
-            column: [
-                given if given != UNSPECIFIED else guess
-                for given, guess in zip(getattr(sentence, column), values, strict=True)
-            ]
-            for column, values in predicted.items()
-        }
-    return sentence.with_tags(**predicted)
-
-
 def max_word_chars(parser: LoadedParser) -> int:
     """The character cut-off the model was trained with."""
     return int(parser.model.config.max_word_chars)
@@ -272,21 +380,39 @@ def chunks(sentences: Iterable[Sentence], size: int) -> Iterator[list[Sentence]]
         yield chunk
 
 
+def gold_tag_inputs(parser: LoadedParser) -> list[tuple[str, str]]:
+    """``(column name, Sentence attribute)`` of the tag columns a gold-tag model reads (none
+    for a tagging model, which reads no tags)."""
+    if not parser.model.reads_gold_tags:
+        return []
+    vocabs = parser.vocabs
+    columns = (("UPOS", vocabs.upos, "upos"), ("XPOS", vocabs.xpos, "xpos"))
+    columns += (("FEATS", vocabs.feats, "feats"),)
+    return [(name, attribute) for name, vocab, attribute in columns if vocab is not None]
+
+
 def missing_inputs(parser: LoadedParser, sentences: Sequence[Sentence]) -> list[str]:
     """The tag columns a gold-tag model reads that ``sentences`` leave empty (``_``
     everywhere): such words get the unknown tag's vector, which the model has rarely seen in
     training.  A tagging model reads no tags, so it misses none."""
-    if not parser.model.reads_gold_tags:
-        return []
-    vocabs = parser.vocabs
-    columns = {"UPOS": (vocabs.upos, "upos"), "XPOS": (vocabs.xpos, "xpos")}
-    columns["FEATS"] = (vocabs.feats, "feats")
     return [
         name
-        for name, (vocab, attribute) in columns.items()
-        if vocab is not None
-        and not column_present(v for s in sentences for v in getattr(s, attribute))
+        for name, attribute in gold_tag_inputs(parser)
+        if not column_present(v for s in sentences for v in getattr(s, attribute))
     ]
+
+
+def warn_missing_inputs(missing: Sequence[str]) -> None:
+    """The warning for a gold-tag model whose input lacks the ``missing`` tag columns (once
+    per run: the callers say it for the first chunk that lacks them)."""
+    log.warning(
+        "THIS MODEL NEEDS GOLD TAGS: it reads %s but the input leaves %s empty, "
+        "so its trees will be mostly wrong (English-EWT: LAS 89 with gold tags, "
+        "17 without). Parse untagged text with a model trained with "
+        "model=default, which tags it itself",
+        "/".join(missing),
+        "these columns" if len(missing) > 1 else "this column",
+    )
 
 
 def predict_stream(
@@ -317,14 +443,7 @@ def predict_stream(
             missing = missing_inputs(parser, chunk)
             if missing and not warned:
                 warned = True
-                log.warning(
-                    "THIS MODEL NEEDS GOLD TAGS: it reads %s but the input leaves %s empty, "
-                    "so its trees will be mostly wrong (English-EWT: LAS 89 with gold tags, "
-                    "17 without). Parse untagged text with a model trained with "
-                    "model=default, which tags it itself",
-                    "/".join(missing),
-                    "these columns" if len(missing) > 1 else "this column",
-                )
+                warn_missing_inputs(missing)
             yield from parse_sentences(parser, chunk, options, device=device, on_batch=advance)
     finally:
         report.seconds += time.perf_counter() - start
@@ -334,7 +453,7 @@ def predict_stream(
 # -- files ---------------------------------------------------------------------------------
 
 
-FORMAT_NAMES = {"conllu": "CoNLL-U", "text": "plain text"}
+FORMAT_NAMES = {"conllu": "CoNLL-U", "text": "plain text", "raw": "raw text"}
 
 
 def _peek(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
@@ -351,6 +470,16 @@ def _detect_path_format(path: Path) -> tuple[str, str]:
     except OSError as error:
         raise InputError(f"cannot read input: {error.strerror}", source=str(path)) from None
     return explain_format(head)
+
+
+def _path_format(path: Path, input_format: str) -> tuple[str, str | None]:
+    """The format of the input file ``path``: ``input_format``, or the one detected for
+    ``auto`` and why (see :func:`explain_format`); a missing file is an :class:`InputError`."""
+    if not path.is_file():
+        raise InputError("input file not found", source=str(path))
+    if input_format == "auto":
+        return _detect_path_format(path)
+    return input_format, None
 
 
 def _log_format(name: str, fmt: str, why: str | None) -> None:
@@ -376,10 +505,13 @@ def open_sentences(
     input_format: str = "auto",
     lenient: bool = False,
     report: ReadReport | None = None,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> Iterator[Iterator[Sentence]]:
     """The sentences of ``source`` (a path, ``-`` for standard input, or an open text file)
     as CoNLL-U or plain pre-tokenized text (``input_format``: ``auto`` detects it from the
-    first lines, see :func:`~neuralparse.io.detect_format`, and logs what it found and why).
+    first lines, see :func:`~neuralparse.io.detect_format`, and logs what it found and why),
+    or as raw text that spaCy's blank ``lang`` pipeline tokenizes (``raw``, never detected;
+    :mod:`neuralparse.io.raw`).
     CoNLL-U needs no tree (HEAD may be ``_``); ``lenient`` skips malformed CoNLL-U sentences,
     those with bytes that are not UTF-8 included, and counts them in ``report``.
 
@@ -391,12 +523,8 @@ def open_sentences(
     why: str | None = None
     if isinstance(source, str | os.PathLike) and str(source) != STDIO:
         path = Path(source)
-        if not path.is_file():
-            raise InputError("input file not found", source=str(path))
         name, lines = str(path), None
-        fmt = input_format
-        if input_format == "auto":
-            fmt, why = _detect_path_format(path)
+        fmt, why = _path_format(path, input_format)
     else:
         if isinstance(source, str | os.PathLike):  # "-"
             name = "<stdin>"
@@ -413,6 +541,8 @@ def open_sentences(
     report.source = name
     if fmt == "conllu":
         yield iter_conllu(origin, lenient=lenient, check_tree=False, report=report, name=name)
+    elif fmt == "raw":
+        yield iter_raw(origin, lang=lang, name=name)
     else:
         yield iter_text(origin, name=name)
 
@@ -481,10 +611,15 @@ def predict_file(
     input_format: str = "auto",
     lenient: bool = False,
     progress: bool = False,
+    lang: str | None = None,
 ) -> PredictionReport:
     """Parse ``source`` into ``dest`` (paths, ``-`` or open text files) as CoNLL-U; see the
-    module docstring.  Under ``torchrun`` the ranks share the work and rank 0 writes."""
+    module docstring.  Under ``torchrun`` the ranks share the work and rank 0 writes.
+    ``input_format="raw"`` tokenizes with spaCy's ``lang`` pipeline, by default the language
+    of the model's treebank (:func:`~neuralparse.io.raw.resolve_language`)."""
     options = options or PredictOptions()
+    if input_format == "raw":  # checked before any output is opened
+        lang = resolve_language(lang, parser.checkpoint["config"])
     context = distributed.Distributed()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size > 1:
@@ -493,9 +628,36 @@ def predict_file(
         context, device = distributed.setup(device)
         parser.model.to(device)
     report = PredictionReport()
+    started = time.perf_counter()
+
+    def written() -> None:
+        if report.first_output is None:
+            report.first_output = time.perf_counter() - started
+
+    workers = 0 if context.active else worker_count(options, source, device, input_format)
     try:
+        if workers:
+            path = Path(source)  # type: ignore[arg-type]  # worker_count wants a path
+            _predict_in_workers(
+                parser,
+                path,
+                dest,
+                options,
+                workers,
+                device=device,
+                input_format=input_format,
+                lenient=lenient,
+                progress=progress,
+                report=report,
+                on_output=written,
+            )
+            return report
         with open_sentences(
-            source, input_format=input_format, lenient=lenient, report=report.read
+            source,
+            input_format=input_format,
+            lenient=lenient,
+            report=report.read,
+            lang=lang or DEFAULT_LANGUAGE,
         ) as sentences:
             report.source = report.read.source or str(source)  # set by open_sentences
             if context.active:
@@ -511,9 +673,143 @@ def predict_file(
                         report=report,
                     ):
                         out.write(sentence.to_conllu())
+                        written()
     finally:
         distributed.teardown(context)
     return report
+
+
+AUTO_WORKERS_MAX = 12
+"""At most this many worker processes for ``workers="auto"``."""
+AUTO_BYTES_PER_WORKER = 256 * 1024
+"""``workers="auto"`` starts one worker per this many bytes of input (English-EWT test, 1.8 MB
+and 2,077 sentences, gets 7): a small file does not pay for starting many."""
+
+
+def worker_count(
+    options: PredictOptions,
+    source: str | os.PathLike[str] | TextIO,
+    device: torch.device,
+    input_format: str = "auto",
+) -> int:
+    """The worker processes :func:`predict_file` uses (:mod:`neuralparse.pipeline`).
+
+    Workers read an input *file* of CoNLL-U or plain text (not standard input, an open file or
+    raw text) and are forked (not on Windows), so for others ``options.workers`` is ignored.
+    ``auto`` uses them on CUDA only: one per :data:`AUTO_BYTES_PER_WORKER` bytes of the file,
+    at most :data:`AUTO_WORKERS_MAX` and at most the CPU cores less two (the main process
+    decodes and writes); on the CPU decoding needs the cores."""
+    if (
+        options.workers == 0
+        or not isinstance(source, str | os.PathLike)
+        or str(source) == STDIO
+        or input_format not in ("auto", "conllu", "text")
+        or not Path(source).is_file()
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        if options.workers not in (0, "auto"):
+            log.info("workers=%s: they read input files only; parsing here", options.workers)
+        return 0
+    if options.workers != "auto":
+        return int(options.workers)
+    if device.type != "cuda":
+        return 0
+    by_size = Path(source).stat().st_size // AUTO_BYTES_PER_WORKER
+    return max(0, min(AUTO_WORKERS_MAX, (os.cpu_count() or 1) - 2, by_size))
+
+
+def conllu_text(sentences: Iterable[Sentence]) -> str:
+    """The CoNLL-U blocks of ``sentences``, one after the other."""
+    return "".join(sentence.to_conllu() for sentence in sentences)
+
+
+def _predict_in_workers(
+    parser: LoadedParser,
+    path: Path,
+    dest: str | os.PathLike[str] | TextIO,
+    options: PredictOptions,
+    workers: int,
+    *,
+    device: torch.device,
+    input_format: str,
+    lenient: bool,
+    progress: bool,
+    report: PredictionReport,
+    on_output: Callable[[], None],
+) -> None:
+    """:func:`predict_file` with ``workers`` processes doing the host work
+    (:mod:`neuralparse.pipeline`): the same output, messages and report."""
+    fmt, why = _path_format(path, input_format)
+    name = str(path)
+    _log_format(name, fmt, why)
+    report.source = report.read.source = name
+    annotate = Annotator.for_parser(parser, options)
+    vocabs, word_chars = parser.vocabs, max_word_chars(parser)
+    gold = gold_tag_inputs(parser)
+    warned = False
+
+    def flags(sentences: Sequence[Sentence]) -> np.ndarray:
+        present = [[column_present(getattr(s, attr)) for _, attr in gold] for s in sentences]
+        return np.array(present, dtype=bool).reshape(len(sentences), len(gold))
+
+    def on_chunk(present: np.ndarray) -> None:
+        nonlocal warned
+        missing = [column for (column, _), there in zip(gold, present, strict=True) if not there]
+        if missing and not warned:
+            warned = True
+            warn_missing_inputs(missing)
+
+    bar = tqdm(
+        desc="parsing", unit="sent", disable=not progress, file=sys.stderr, dynamic_ncols=True
+    )
+    start = time.perf_counter()
+
+    def advance(count: int, words: int) -> None:
+        report.sentences += count
+        report.words += words
+        bar.update(count)
+        bar.set_postfix(words_s=f"{report.words / max(time.perf_counter() - start, 1e-9):.0f}")
+
+    def decode(corpus: EncodedCorpus, check: Callable[[], None]) -> Predictions:
+        def on_batch(count: int, words: int) -> None:
+            check()
+            advance(count, words)
+
+        columns = annotate.tag_classes
+        return decode_chunk(
+            parser, corpus, options, device=device, tag_columns=columns, on_batch=on_batch
+        )
+
+    stages = Stages(
+        read=lambda piece: read_piece(piece, fmt, name, lenient=lenient),
+        encode=lambda sentences: EncodedCorpus.build(sentences, vocabs, word_chars),
+        flags=flags,
+        annotate=lambda sentences, found: conllu_text(annotate(sentences, found)),
+        on_chunk=on_chunk,
+        decode=decode,
+    )
+    piece_size = min(256, max(1, options.chunk_size // (2 * workers)))
+    try:
+        with open_output(dest) as out:
+            parsed, skipped = run_pipeline(
+                cut_pieces(path, fmt, piece_size),
+                out,
+                stages,
+                workers=workers,
+                chunk_size=options.chunk_size,
+                read_ahead=options.chunk_size + workers * piece_size,
+                on_output=on_output,
+            )
+            if not parsed:  # the reader's own error (and warning), with its message
+                with open_sentences(path, input_format=fmt, lenient=lenient) as sentences:
+                    for _ in sentences:
+                        pass
+            report.read.sentences, report.read.skipped = parsed, skipped
+    finally:
+        report.seconds += time.perf_counter() - start
+        bar.close()
+        if report.read.skipped:
+            warnings.warn(report.read.summary(), SkippedSentencesWarning, stacklevel=3)
 
 
 def _predict_sharded(

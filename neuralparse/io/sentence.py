@@ -15,7 +15,7 @@ and are written in the canonical form (``# sent_id``, ``# text``, ten columns).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from neuralparse.errors import InputError, TreeError
@@ -41,10 +41,11 @@ class _Layout:
 
     ``lines`` are the lines written when no column changed: the raw lines of the block with
     their own endings, including any blank lines before the sentence (extra separators) and its
-    terminating blank line(s) (:meth:`Sentence.without_deps` replaces them by lines without
-    enhanced graph).  ``word_lines[i]`` indexes the line of word ``i + 1``.  The other fields are
-    the values of the changeable columns as read (``heads`` holds ``None`` for a ``_`` HEAD),
-    used to detect which cells changed.
+    terminating blank line(s).  ``word_lines[i]`` indexes the line of word ``i + 1``.  The other
+    fields are the values of the changeable columns as read (``heads`` holds ``None`` for a
+    ``_`` HEAD), used to detect which cells changed, and whether the enhanced graph is left
+    out on writing (``clear_deps``, :meth:`Sentence.without_deps`): recorded here and applied
+    by :meth:`Sentence.to_conllu` in the same rewrite of each line as the other cells.
     """
 
     lines: tuple[str, ...]
@@ -54,10 +55,11 @@ class _Layout:
     upos: tuple[str, ...]
     xpos: tuple[str, ...]
     feats: tuple[str, ...]
+    clear_deps: bool = False
 
 
-def _with_cells(line: str, cells: Mapping[int, str | int | None]) -> str:
-    """``line`` with the cells ``cells`` maps (0-based column -> new value) replaced.
+def _with_cells(line: str, cells: Iterable[tuple[int, str | int | None]]) -> str:
+    """``line`` with the cells ``cells`` names (0-based column, new value) replaced.
 
     The one place where a word line is rewritten.  A value is written with ``str``, ``None``
     (the HEAD of a sentence without tree) as ``_``.  Every other byte is kept: the other
@@ -66,7 +68,7 @@ def _with_cells(line: str, cells: Mapping[int, str | int | None]) -> str:
     """
     content = line.rstrip("\r\n")
     fields = content.split("\t")
-    for column, value in cells.items():
+    for column, value in cells:
         fields[column] = UNSPECIFIED if value is None else str(value)
     return "\t".join(fields) + line[len(content) :]
 
@@ -77,6 +79,22 @@ def _is_empty_node_line(line: str) -> bool:
     if content.startswith("#") or content.isspace():
         return False
     return "." in content.partition("\t")[0]
+
+
+def _without_empty_nodes(lines: list[str], word_lines: Sequence[int]) -> list[str]:
+    """``lines`` of a block without its empty-node lines; a byte order mark at the start of a
+    dropped line moves to the next line."""
+    words = frozenset(word_lines)
+    kept: list[str] = []
+    carried_mark = ""
+    for index, line in enumerate(lines):
+        if index not in words and _is_empty_node_line(line):
+            if line.startswith(_BYTE_ORDER_MARK):
+                carried_mark = _BYTE_ORDER_MARK
+            continue
+        kept.append(carried_mark + line)
+        carried_mark = ""
+    return kept
 
 
 def _is_cell(value: object) -> bool:
@@ -99,6 +117,12 @@ def _is_feats(value: str) -> bool:
         if not (attribute and equals and feature_value):
             return False
     return True
+
+
+def is_tag_value(column: str, value: object) -> bool:
+    """Whether ``value`` can be the ``column`` (``UPOS``, ``XPOS`` or ``FEATS``) cell of a word,
+    as :meth:`Sentence.with_tags` requires."""
+    return _is_cell(value) and (column != "FEATS" or _is_feats(value))  # type: ignore[arg-type]
 
 
 def _check_field(value: str, column: str, word: int) -> str:
@@ -185,6 +209,13 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.forms)
 
+    def _repr_html_(self) -> str:
+        """The picture of the tree (:func:`neuralparse.pictures.figure`), shown by notebooks."""
+        # Imported here: drawing is for notebooks and commands, reading and writing need none of it.
+        from neuralparse.pictures import figure
+
+        return figure(self)
+
     @property
     def words(self) -> list[str]:
         """The word forms (same list as ``forms``)."""
@@ -218,18 +249,74 @@ class Sentence:
         ``0..n``; it does not require a single root or acyclicity (use
         ``neuralparse.trees.core.check_tree`` for that).
         """
+        new_heads, new_deprels = self._checked_tree(heads, deprels)
+        return dataclasses.replace(self, heads=new_heads, deprels=new_deprels)
+
+    def with_prediction(
+        self,
+        heads: Sequence[int],
+        deprels: Sequence[str],
+        *,
+        upos: Sequence[str] | None = None,
+        xpos: Sequence[str] | None = None,
+        feats: Sequence[str] | None = None,
+        fill_tags: bool = False,
+        clear_deps: bool = False,
+        checked_tags: bool = False,
+    ) -> Sentence:
+        """A parser's output in one copy: what :meth:`with_tree`, then :meth:`with_tags` and,
+        with ``clear_deps``, :meth:`without_deps` give, written with one rewrite of each line.
+
+        With ``fill_tags`` a tag column given replaces only the words' ``_`` cells (the tags
+        the sentence has are kept).  ``checked_tags`` says that the values given are known to
+        be valid cells (:func:`is_tag_value`: prediction checks each tagging head's classes
+        once), so they are not checked word by word; a column that keeps some of the
+        sentence's own tags is still checked whole, as :meth:`with_tags` checks it.
+        """
+        new_heads, new_deprels = self._checked_tree(heads, deprels)
         n = len(self)
-        where = self._where()
+        replaced: dict[str, object] = {}
+        columns = (("upos", "UPOS", upos), ("xpos", "XPOS", xpos), ("feats", "FEATS", feats))
+        for name, column, values in columns:
+            if values is None:
+                continue
+            trusted = checked_tags and len(values) == n
+            if fill_tags:
+                own: list[str] = getattr(self, name)
+                trusted = trusted and own.count(UNSPECIFIED) == n
+                values = [
+                    given if given != UNSPECIFIED else guess
+                    for given, guess in zip(own, values, strict=True)
+                ]
+            replaced[name] = list(values) if trusted else self._checked_tags(column, values)
+        if clear_deps and self._layout is not None:
+            replaced["_layout"] = dataclasses.replace(self._layout, clear_deps=True)
+        return dataclasses.replace(self, heads=new_heads, deprels=new_deprels, **replaced)
+
+    def _checked_tree(
+        self, heads: Sequence[int], deprels: Sequence[str] | None
+    ) -> tuple[list[int], list[str]]:
+        """``heads`` and ``deprels`` (the sentence's own when ``None``) as new lists, after
+        checking them as :meth:`with_tree` says."""
+        n = len(self)
         if len(heads) != n:
-            raise TreeError(f"{len(heads)} heads given for {n} words", **where)
+            raise TreeError(f"{len(heads)} heads given for {n} words", **self._where())
         new_deprels = list(self.deprels) if deprels is None else list(deprels)
         if len(new_deprels) != n:
-            raise TreeError(f"{len(new_deprels)} deprels given for {n} words", **where)
+            raise TreeError(f"{len(new_deprels)} deprels given for {n} words", **self._where())
         new_heads = list(heads)
-        for word, head in enumerate(new_heads, start=1):
-            if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head <= n:
-                raise TreeError(f"head of word {word} is {head!r}, outside 0..{n}", **where)
-        return dataclasses.replace(self, heads=new_heads, deprels=new_deprels)
+        # Checked at C speed first; the loop over the words only runs to name a bad head.
+        if (
+            not set(map(type, new_heads)) <= {int}
+            or min(new_heads, default=0) < 0
+            or max(new_heads, default=0) > n
+        ):
+            for word, head in enumerate(new_heads, start=1):
+                if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head <= n:
+                    raise TreeError(
+                        f"head of word {word} is {head!r}, outside 0..{n}", **self._where()
+                    )
+        return new_heads, new_deprels
 
     def with_tags(
         self,
@@ -293,27 +380,13 @@ class Sentence:
         word can do with DEPS ``_``, so keeping them would write an invalid sentence.  A byte
         order mark at the start of a dropped line moves to the next line.  Comments,
         multiword-token lines and every other cell are kept.  Sentences built in code already
-        write ``_`` there and have no empty nodes.
+        write ``_`` there and have no empty nodes.  The lines are rewritten by :meth:`to_conllu`,
+        together with the other cells that changed.
         """
         layout = self._layout
         if layout is None:
             return dataclasses.replace(self)
-        word_line_set = frozenset(layout.word_lines)
-        lines: list[str] = []
-        word_lines: list[int] = []
-        carried_mark = ""
-        for index, line in enumerate(layout.lines):
-            if index in word_line_set:
-                word_lines.append(len(lines))
-                line = _with_cells(line, {DEPS_COLUMN: UNSPECIFIED})
-            elif _is_empty_node_line(line):
-                if line.startswith(_BYTE_ORDER_MARK):
-                    carried_mark = _BYTE_ORDER_MARK
-                continue
-            lines.append(carried_mark + line)
-            carried_mark = ""
-        new_layout = dataclasses.replace(layout, lines=tuple(lines), word_lines=tuple(word_lines))
-        return dataclasses.replace(self, _layout=new_layout)
+        return dataclasses.replace(self, _layout=dataclasses.replace(layout, clear_deps=True))
 
     def to_conllu(self) -> str:
         """The CoNLL-U block of this sentence, ending with its terminating blank line.
@@ -321,21 +394,14 @@ class Sentence:
         A read sentence writes its layout's lines, with the UPOS, XPOS, FEATS, HEAD and DEPREL
         cells rewritten only where they differ from what was read; when nothing differs the
         lines are joined as they are, without splitting any (writing back what was read, or a
-        prediction equal to the tree of the input, costs five column comparisons).
+        prediction equal to the tree of the input, costs five column comparisons).  After
+        :meth:`without_deps` every word line also gets DEPS ``_`` in the same rewrite, and the
+        empty-node lines are left out.
         """
         layout = self._layout
         if layout is None:
             return self._synthesize()
         heads: Sequence[int | None] = self.heads if self.heads is not None else [None] * len(self)
-        # The fast path: one comparison per column, no line split.
-        if (
-            tuple(heads) == layout.heads
-            and tuple(self.deprels) == layout.deprels
-            and tuple(self.upos) == layout.upos
-            and tuple(self.xpos) == layout.xpos
-            and tuple(self.feats) == layout.feats
-        ):
-            return "".join(layout.lines)
         changed = [
             (column, values, as_read)
             for column, values, as_read in (
@@ -347,14 +413,18 @@ class Sentence:
             )
             if tuple(values) != as_read
         ]
+        clear_deps = layout.clear_deps
+        if not changed and not clear_deps:  # the fast path: no line split
+            return "".join(layout.lines)
         lines = list(layout.lines)
         for i, index in enumerate(layout.word_lines):
-            cells: dict[int, str | int | None] = {}
-            for column, values, as_read in changed:
-                if values[i] != as_read[i]:
-                    cells[column] = values[i]
+            cells = [(column, new[i]) for column, new, old in changed if new[i] != old[i]]
+            if clear_deps:
+                cells.append((DEPS_COLUMN, UNSPECIFIED))
             if cells:
                 lines[index] = _with_cells(lines[index], cells)
+        if clear_deps:
+            lines = _without_empty_nodes(lines, layout.word_lines)
         return "".join(lines)
 
     def _synthesize(self) -> str:

@@ -1,0 +1,265 @@
+"""Raw (untokenized) text for prediction: spaCy's rule-based tokenizer and sentencizer.
+
+``input_format=raw`` reads running text, tokenizes it and splits it into sentences with the
+*blank* spaCy pipeline of a language (``spacy.blank(lang)`` and the rule-based
+``sentencizer``: tokenizer exceptions and punctuation rules, no statistical model, nothing to
+download).  spaCy is an optional dependency (``pip install 'neuralparse[text]'``); without it,
+reading raw text is an :class:`~neuralparse.errors.InputError` that says so.
+
+Blank lines separate paragraphs, and each paragraph is tokenized on its own, so no sentence
+spans two paragraphs.  The lines of a paragraph are one running text: a line break inside a
+paragraph, like any run of whitespace, counts as one space.  The input is read one paragraph at
+a time (a paragraph longer than ``MAX_PARAGRAPH_CHARS`` is cut at the next line break, and a
+sentence across the cut is split there), so memory stays bounded on any file size.
+
+Each sentence becomes a :class:`Sentence` without a tree whose CoNLL-U has ``# newpar`` on the
+first sentence of a paragraph, ``# text =`` with the sentence's text, and ``SpaceAfter=No`` in
+MISC where the text has no space after a word (also at the end of a sentence followed at once
+by the next one, but never at the end of a paragraph).  The texts of a paragraph's sentences
+joined by single spaces (where the last word has no ``SpaceAfter=No``) are therefore the
+paragraph with its whitespace runs written as one space.  Every spaCy token is one syntactic
+word: the tokenizer's splits are taken as they are and no multiword tokens are made (English
+``don't`` is the two words ``do`` and ``n't`` where UD treebanks write the multiword token
+``don't``; French ``du`` stays one word where UD has ``de le``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import logging
+import pkgutil
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from neuralparse.datasets import DatasetError, resolve_treebank
+from neuralparse.errors import InputError
+from neuralparse.io.conllu import parse_conllu_text
+from neuralparse.io.sentence import UNSPECIFIED, Sentence
+from neuralparse.io.sources import Source, open_lines, text_lines, undecodable
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Span
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LANGUAGE = "xx"
+"""spaCy's multi-language tokenizer: punctuation rules without any language's exceptions,
+used when neither the caller nor the checkpoint names a language (a wrong language's
+exceptions, English ``n't`` splitting say, would do harm elsewhere)."""
+
+MAX_PARAGRAPH_CHARS = 100_000
+"""A paragraph is cut at the first line break after this many characters (memory bound)."""
+
+PARAGRAPHS_PER_BATCH = 64
+"""Paragraphs that spaCy tokenizes together (``nlp.pipe``'s ``batch_size``)."""
+
+INSTALL_HINT = "pip install 'neuralparse[text]'"
+_BYTE_ORDER_MARK = "\ufeff"
+_SPACE_AFTER_NO = "SpaceAfter=No"
+
+
+class LanguageError(InputError):
+    """A language that spaCy has no blank pipeline for (or one that needs more packages)."""
+
+
+def _require_spacy() -> None:
+    """An :class:`InputError` that says how to install spaCy when it cannot be imported."""
+    try:
+        import spacy  # noqa: F401
+    except ImportError:
+        raise InputError(
+            f"input_format=raw tokenizes with spaCy, which is not installed: {INSTALL_HINT}"
+        ) from None
+
+
+def spacy_languages() -> list[str]:
+    """The language codes of spaCy's blank pipelines (``en``, ``el``, ..., ``xx``)."""
+    import spacy.lang
+
+    return sorted(m.name for m in pkgutil.iter_modules(spacy.lang.__path__) if m.ispkg)
+
+
+def blank_pipeline(lang: str) -> Language:
+    """spaCy's blank pipeline of ``lang`` with the rule-based sentencizer (one per language,
+    kept: building one costs a tenth of a second)."""
+    _require_spacy()  # on each call (a dictionary look-up), outside the cache
+    return _cached_pipeline(lang)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_pipeline(lang: str) -> Language:
+    import spacy
+
+    try:
+        nlp = spacy.blank(lang)
+    except ImportError as error:  # E048 for an unknown code; Japanese etc. need packages
+        if lang not in spacy_languages():
+            raise LanguageError(
+                f"spaCy has no language {lang!r}; use one of {', '.join(spacy_languages())} "
+                f"(ISO 639 codes; {DEFAULT_LANGUAGE!r} is language-neutral)"
+            ) from None
+        message = f"spaCy's tokenizer for {lang!r} needs more packages: {error}"
+        raise LanguageError(message) from None
+    nlp.add_pipe("sentencizer")
+    # The length limit protects spaCy's statistical parser; the tokenizer and the sentencizer
+    # are linear, and paragraphs are bounded by MAX_PARAGRAPH_CHARS but for a single long line.
+    nlp.max_length = 1 << 62
+    return nlp
+
+
+def model_language(config: Mapping[str, Any]) -> str | None:
+    """The language code of the treebank a checkpoint was trained on: the part of its file
+    prefix before ``_`` (``data.code``, else the registry's code of ``data.treebank``:
+    ``UD_English-EWT`` gives ``en``), or ``None`` when the configuration names none."""
+    data = config.get("data") or {}
+    code = data.get("code")
+    if not code and data.get("treebank"):
+        try:
+            code = resolve_treebank(data["treebank"]).code
+        except DatasetError:
+            return None
+    return code.partition("_")[0] if code else None
+
+
+def resolve_language(lang: str | None, config: Mapping[str, Any]) -> str:
+    """The tokenizer language for raw text: ``lang`` when given (checked: an unknown code is a
+    :class:`LanguageError`), else the checkpoint's :func:`model_language` when spaCy has it,
+    else :data:`DEFAULT_LANGUAGE`.  Logs the choice."""
+    if lang is not None:
+        blank_pipeline(lang)
+        log.info("raw text: spaCy's blank %r tokenizer and sentencizer (lang=%s)", lang, lang)
+        return lang
+    found = model_language(config)
+    if found is not None:
+        try:
+            blank_pipeline(found)
+        except LanguageError:
+            log.warning(
+                "raw text: spaCy cannot tokenize the model's language %r; using its %r "
+                "tokenizer (set lang= to choose)",
+                found,
+                DEFAULT_LANGUAGE,
+            )
+        else:
+            log.info("raw text: spaCy's blank %r tokenizer and sentencizer (the model's)", found)
+            return found
+    else:
+        log.info(
+            "raw text: the model names no language; spaCy's %r tokenizer (set lang= to choose)",
+            DEFAULT_LANGUAGE,
+        )
+    blank_pipeline(DEFAULT_LANGUAGE)
+    return DEFAULT_LANGUAGE
+
+
+@dataclass
+class _Paragraph:
+    """One paragraph (or a piece of a long one, ``continued`` after the first): its lines with
+    whitespace runs as single spaces, where each starts in the text, and their line numbers."""
+
+    continued: bool = False
+    lines: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)
+    length: int = 0
+
+    def add(self, words: list[str], number: int) -> None:
+        line = " ".join(words)
+        self.starts.append(self.length + bool(self.lines))
+        self.length += bool(self.lines) + len(line)
+        self.lines.append(line)
+        self.numbers.append(number)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.lines)
+
+    def line_of(self, offset: int) -> int:
+        """The input line of the character ``offset`` of the text."""
+        return self.numbers[bisect.bisect_right(self.starts, offset) - 1]
+
+
+def _paragraphs(lines: Iterable[str], name: str) -> Iterator[_Paragraph]:
+    """The paragraphs of ``lines``: runs of lines that are not blank (see the module)."""
+    paragraph = _Paragraph()
+    for number, line in enumerate(lines, start=1):
+        problem = undecodable(line)
+        if problem is not None:
+            raise InputError(problem, source=name, line=number)
+        words = (line.removeprefix(_BYTE_ORDER_MARK) if number == 1 else line).split()
+        if words:
+            paragraph.add(words, number)
+        if paragraph.lines and not words:
+            yield paragraph
+            paragraph = _Paragraph()
+        elif paragraph.length >= MAX_PARAGRAPH_CHARS:
+            yield paragraph
+            paragraph = _Paragraph(continued=True)
+    if paragraph.lines:
+        yield paragraph
+
+
+def _conllu_block(span: Span, first: bool, last: bool) -> str:
+    """The CoNLL-U block of one tokenized sentence (``first`` of its paragraph, ``last`` of
+    the text tokenized with it)."""
+    lines = ["# newpar\n"] if first else []
+    lines.append(f"# text = {span.text}\n")
+    empty_columns = "\t".join([UNSPECIFIED] * 7)
+    final = len(span) - 1
+    for index, token in enumerate(span):
+        joined = not token.whitespace_ and not (last and index == final)
+        misc = _SPACE_AFTER_NO if joined else UNSPECIFIED
+        lines.append(f"{index + 1}\t{token.text}\t{empty_columns}\t{misc}\n")
+    lines.append("\n")
+    return "".join(lines)
+
+
+def _tokenized(paragraphs: Iterable[_Paragraph], lang: str, name: str) -> Iterator[Sentence]:
+    nlp = blank_pipeline(lang)
+    count = 0
+    stream = ((p.text, p) for p in paragraphs)
+    for doc, paragraph in nlp.pipe(stream, as_tuples=True, batch_size=PARAGRAPHS_PER_BATCH):
+        spans = list(doc.sents)
+        for index, span in enumerate(spans):
+            count += 1
+            line = paragraph.line_of(span.start_char)
+            first = index == 0 and not paragraph.continued
+            block = _conllu_block(span, first, index == len(spans) - 1)
+            # The CoNLL-U parser builds the layout, so these sentences write like read ones.
+            (sentence,) = parse_conllu_text(block, check_tree=False, name=name)
+            sentence.line, sentence.sent_id = line, f"#{count}"
+            yield sentence
+    if count == 0:
+        raise InputError("no sentences (empty input)", source=name)
+
+
+def iter_raw(
+    source: Source, *, lang: str = DEFAULT_LANGUAGE, name: str | None = None
+) -> Iterator[Sentence]:
+    """Stream the sentences of raw text (path, open file, text or lines; see the module),
+    tokenized by spaCy's blank ``lang`` pipeline.
+
+    ``Sentence.line`` is the input line where the sentence starts, ``sent_id`` its ordinal
+    (``#3``).  Raises :class:`InputError` without spaCy, for an unknown language
+    (:class:`LanguageError`), when the input holds no sentence, and at a line that is not
+    valid UTF-8."""
+    blank_pipeline(lang)  # fail here, not at the first sentence
+    return _read_raw(source, lang, name)
+
+
+def _read_raw(source: Source, lang: str, name: str | None) -> Iterator[Sentence]:
+    with open_lines(source, name) as (source_name, lines):
+        yield from _tokenized(_paragraphs(lines, source_name), lang, source_name)
+
+
+def raw_sentences(texts: Iterable[str], *, lang: str = DEFAULT_LANGUAGE) -> Iterator[Sentence]:
+    """The sentences of each text of ``texts`` in turn (see :func:`iter_raw`): a text is one
+    or more paragraphs, and no sentence spans two texts.  Messages name a text
+    ``<text N>``."""
+    for position, text in enumerate(texts, start=1):
+        if not isinstance(text, str):
+            raise InputError(f"raw text must be a str, got {type(text).__name__}")
+        yield from iter_raw(text_lines(text), lang=lang, name=f"<text {position}>")
