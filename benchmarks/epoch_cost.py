@@ -41,7 +41,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 from omegaconf import OmegaConf
 
-from neuralparse.config import ModelConfig, TrainConfig
+from neuralparse.config import TrainConfig, preset_model_config
 from neuralparse.datasets import treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.runtime.devices import resolve_device
@@ -81,11 +81,6 @@ class SystemCost:
         return self.train + self.eval
 
 
-def preset_model(name: str) -> dict:
-    """``conf/model/NAME.yaml`` (what ``train.py model=NAME`` trains)."""
-    return OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "model" / f"{name}.yaml"))
-
-
 def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) -> TrainConfig:
     """The configuration ``train.py system=SYSTEM data=custom`` would build for this run."""
     cfg = OmegaConf.structured(TrainConfig)
@@ -94,9 +89,7 @@ def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) 
     cfg.data.max_train_sentences = args.max_train_sentences
     cfg.data.max_dev_sentences = args.max_dev_sentences
     cfg.system.name = system
-    cfg.model = OmegaConf.merge(
-        OmegaConf.structured(ModelConfig), OmegaConf.create(preset_model(args.model))
-    )
+    cfg.model = OmegaConf.structured(preset_model_config(args.model))
     cfg.trainer.max_epochs = args.epochs
     cfg.trainer.patience = args.epochs + 1  # never stop early: every system runs each epoch
     cfg.trainer.threads = args.threads or None
@@ -168,7 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (0: default)")
-    parser.add_argument("--model", default="default", help="model preset (conf/model/NAME.yaml)")
+    parser.add_argument(
+        "--model", default="default", help="model preset (neuralparse/conf/model/NAME.yaml)"
+    )
     parser.add_argument("--max-train-sentences", type=int, help="keep the first N training ones")
     parser.add_argument("--max-dev-sentences", type=int, help="keep the first N dev ones")
     parser.add_argument("--seed", type=int, default=1)

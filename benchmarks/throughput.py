@@ -8,9 +8,9 @@ with 2 CPU threads for arc_eager and two_registers; beam 8 at most 3x greedy tim
 table and saves JSON.
 
 Without ``--checkpoint`` each system gets an *untrained* model of the default preset
-(``conf/model/default.yaml``: the joint tagger-parser) with vocabularies and labels from the
-training file next to the input: speed depends on the sizes, not on the weight values, except
-through the number of transitions for systems whose derivation length varies (swap's SWAPs,
+(``neuralparse/conf/model/default.yaml``: the joint tagger-parser) with vocabularies and labels
+from the training file next to the input: speed depends on the sizes, not on the weight values,
+except through the number of transitions for systems whose derivation length varies (swap's SWAPs,
 the planar systems' register moves), which a random scorer may inflate (two-registers also
 decides its register phases on the slow exact path of its legal mask, so an untrained model
 that stores into registers often is much slower than a trained one).  ``--checkpoint A B ...``
@@ -57,7 +57,7 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from neuralparse.config import ModelConfig
+from neuralparse.config import ModelConfig, preset_model_config
 from neuralparse.io import Sentence, read_conllu, write_conllu
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
@@ -105,14 +105,6 @@ def untrained_parser(
     torch.manual_seed(0)
     model = ParserModel.for_system(vocabs, config, system).to(device).eval()
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
-
-
-def preset_model_config(name: str) -> ModelConfig:
-    """The model of ``conf/model/NAME.yaml`` (what ``train.py model=NAME`` trains)."""
-    from omegaconf import OmegaConf
-
-    preset = OmegaConf.load(Path(__file__).resolve().parents[1] / "conf" / "model" / f"{name}.yaml")
-    return ModelConfig.coerce(OmegaConf.merge(OmegaConf.structured(ModelConfig), preset))
 
 
 def vocabulary_source(input_path: Path) -> Path:

@@ -2,8 +2,8 @@
 
 The dataclasses are registered in Hydra's ConfigStore as schemas, so a misspelt key or a value
 of the wrong type fails before any work starts, with Hydra's message naming the key.  The YAML
-files under `conf/` (groups `data/`, `system/`, `model/`, `trainer/`, `search/`) only set
-values of these schemas.
+files under `neuralparse/conf/` (groups `data/`, `system/`, `model/`, `trainer/`, `search/`)
+only set values of these schemas.
 """
 
 from __future__ import annotations
@@ -234,10 +234,22 @@ class TrainerConfig:
 
 @dataclass
 class SearchConfig:
-    """Decoding used for dev evaluation (and later prediction)."""
+    """Decoding used for dev evaluation and prediction (``search=greedy|beam``)."""
 
     name: str = "greedy"
     beam_size: int = 1
+
+    @staticmethod
+    def check(search: Any) -> None:
+        """Refuse a beam size that would be ignored: ``search.beam_size=8`` without
+        ``search=beam`` would otherwise decode greedily without a word."""
+        from neuralparse.errors import InputError
+
+        if search.name != "beam" and search.beam_size != 1:
+            raise InputError(
+                f"search.beam_size={search.beam_size} needs search=beam (search={search.name} "
+                "decodes greedily): add search=beam"
+            )
 
 
 @dataclass
@@ -272,8 +284,24 @@ def check_known_keys(cfg: Any, schema: type) -> None:
         ) from None
 
 
+def preset_model_config(name: str) -> ModelConfig:
+    """The model of the preset ``neuralparse/conf/model/NAME.yaml`` (what ``train.py
+    model=NAME`` trains), for scripts that build a model without Hydra."""
+    from importlib import resources
+
+    from omegaconf import OmegaConf
+
+    from neuralparse.errors import InputError
+
+    source = resources.files("neuralparse.conf") / "model" / f"{name}.yaml"
+    if not source.is_file():
+        raise InputError(f"no model preset {name!r} in neuralparse/conf/model")
+    preset = OmegaConf.create(source.read_text(encoding="utf-8"))
+    return ModelConfig.coerce(OmegaConf.merge(OmegaConf.structured(ModelConfig), preset))
+
+
 def register_configs() -> None:
-    """Register the schemas; the YAML files under `conf/` extend them."""
+    """Register the schemas; the YAML files under `neuralparse/conf/` extend them."""
     store = ConfigStore.instance()
     store.store(name="train_schema", node=TrainConfig)
 

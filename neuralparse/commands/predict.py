@@ -1,9 +1,10 @@
-"""Parse CoNLL-U or plain pre-tokenized text with a trained parser (Hydra; conf/predict.yaml):
+"""Parse CoNLL-U or text with a trained parser: ``neuralparse predict`` or ``python predict.py``
+(Hydra; the configuration is neuralparse/conf/predict.yaml, its schema :class:`PredictConfig`):
 
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
-        [input_format=auto|conllu|text] [tags=auto|predict|keep] [deps=clear|keep] [lenient=true]
-        [progress=false] [threads=N] [cuda_graphs=false]
+        [input_format=auto|conllu|text|raw] [lang=CODE] [tags=auto|predict|keep] [deps=clear|keep]
+        [lenient=true] [progress=false] [threads=N] [cuda_graphs=false] [workers=auto|N]
 
 ``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL and
 the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells) and
@@ -11,41 +12,55 @@ DEPS, which becomes ``_`` (with the empty nodes of the enhanced graph left out) 
 ``deps=keep``;
 plain text (one sentence per line, tokens separated by whitespace) becomes CoNLL-U with the
 model's tags.  The input
-is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded.
+is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded (with the
+native allocators set up for it: :mod:`neuralparse.runtime.memory`).  On CUDA, worker
+processes read, encode and write an input file while the model decodes (``workers``,
+:mod:`neuralparse.pipeline`); the output is the same bytes.
 ``torchrun --nproc_per_node=N predict.py ...`` shards each chunk across the ranks and rank 0
-writes one output in input order.  Exit status 2 on bad input or a bad checkpoint.
+writes one output in input order.  A bad configuration key, input, output, checkpoint,
+device or thread count stops it with one line on stderr and exit status 2
+(:mod:`neuralparse.runtime.cli`); an error, Ctrl-C or SIGTERM leaves no partial output.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 
 # Before torch is imported: idle OpenMP threads sleep instead of spinning (see train.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass, field
+from typing import Any
 
 import hydra
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 from neuralparse.config import SearchConfig, check_known_keys
-from neuralparse.errors import InputError
+from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, user_errors
+from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
+
+# Before torch is imported (in main): resident memory bounded by the chunk size, not by the
+# length of the input (neuralparse.runtime.memory).
+bound_primitive_cache()
+bound_native_heap()
 
 log = logging.getLogger("neuralparse.predict")
 
 
 @dataclass
 class PredictConfig:
-    """Schema of conf/predict.yaml."""
+    """Schema of neuralparse/conf/predict.yaml."""
 
     checkpoint: str = MISSING
     input: str = "-"
     output: str = "-"
     input_format: str = "auto"
-    """auto (from the first lines), conllu or text."""
+    """auto (from the first lines), conllu, text, or raw (untokenized text that spaCy's
+    rule-based tokenizer and sentencizer split; ``pip install 'neuralparse[text]'``)."""
+    lang: str | None = None
+    """spaCy language code for input_format=raw (default: the model's treebank's, else xx)."""
     tags: str = "auto"
     """UPOS/XPOS/FEATS of the output: auto (fill the empty ones with the model's
     predictions), predict (overwrite all) or keep (as given)."""
@@ -65,6 +80,9 @@ class PredictConfig:
     """Sentences read ahead and sorted by length (memory grows with it)."""
     cuda_graphs: bool = True
     """On CUDA, replay greedy decoding from CUDA graphs where the system allows it."""
+    workers: Any = "auto"
+    """Processes that read, encode and write an input file while the model decodes: auto (on
+    CUDA, more for larger files; none on the CPU), 0 (this process alone) or a count."""
     threads: int | None = None
     """torch intra-op threads (None: torch's default)."""
     progress: bool = True
@@ -72,30 +90,25 @@ class PredictConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
 
 
-def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM as SystemExit, so that the output's temporary file is removed on the way out."""
-    raise SystemExit(128 + signum)
-
-
-@hydra.main(version_base="1.3", config_path="conf", config_name="predict")
+@hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="predict")
 def main(cfg: DictConfig) -> None:
     logging.basicConfig(
         level=logging.INFO, stream=sys.stderr, format="[%(asctime)s][%(name)s] %(message)s"
     )
-    signal.signal(signal.SIGTERM, _terminate)
+    exit_on_sigterm()
     import torch
 
     from neuralparse.prediction import PredictOptions, predict_file
     from neuralparse.runtime.checkpoint import load_parser
-    from neuralparse.runtime.devices import resolve_device
+    from neuralparse.runtime.devices import resolve_device, set_threads
 
     main_process = int(os.environ.get("RANK", "0")) == 0
     if not main_process:
         log.setLevel(logging.WARNING)
-    try:
+    with user_errors():
         check_known_keys(cfg, PredictConfig)
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+        SearchConfig.check(cfg.search)
+        set_threads(cfg.threads)
         options = PredictOptions(
             search=cfg.search.name,
             beam_size=cfg.search.beam_size,
@@ -104,6 +117,7 @@ def main(cfg: DictConfig) -> None:
             beam_batch_tokens=cfg.beam_batch_tokens,
             chunk_size=cfg.chunk_size,
             cuda_graphs=cfg.cuda_graphs,
+            workers=cfg.workers,
             tags=cfg.tags,
             deps=cfg.deps,
         )
@@ -127,15 +141,19 @@ def main(cfg: DictConfig) -> None:
             device=device,
             input_format=cfg.input_format,
             lenient=cfg.lenient,
+            lang=cfg.lang,
             progress=cfg.progress and main_process,
         )
-    except InputError as error:
-        log.error("%s", error)
-        sys.exit(2)
     if main_process:
         log.info("%s", report.summary())
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """``neuralparse predict`` and ``python predict.py``: the Hydra application with its
+    schema."""
     ConfigStore.instance().store(name="predict_schema", node=PredictConfig)
-    main()
+    run_hydra(main)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,19 +1,22 @@
-"""Train a parser: ``python train.py [system=NAME] [data=NAME] [trainer=quick|default|full]
-[key=value ...]`` (Hydra; see conf/config.yaml and neuralparse/config.py).
+"""Train a parser: ``neuralparse train`` or ``python train.py`` with ``[system=NAME]
+[data=NAME] [trainer=quick|default|full] [key=value ...]`` (Hydra; the configuration is
+neuralparse/conf/config.yaml, its schema neuralparse/config.py).
 
 Outputs go to Hydra's run directory (``hydra.run.dir=DIR`` to choose it): ``checkpoint.pt``
 (the best model by dev LAS), ``last.pt`` (to resume: ``trainer.resume=DIR/last.pt``),
 ``metrics.jsonl`` (one line per epoch), ``config.yaml`` (the resolved config) and the log.
 ``analysis.run=true`` first runs the corpus study (tree-class coverage and class ceilings,
 :mod:`neuralparse.training.corpus_study`) and writes ``corpus_study.json``.
+
+A bad configuration, data file, device or checkpoint stops it with one line on stderr and exit
+status 2 (:mod:`neuralparse.runtime.cli`); SIGTERM and Ctrl-C stop it with whole checkpoints
+in place and no temporary files, and ``trainer.resume=DIR/last.pt`` goes on from there.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import os
-import sys
 
 # Before torch is imported: idle OpenMP threads sleep instead of spinning, which otherwise
 # makes multi-threaded CPU training collapse when the cores are shared (see TrainerConfig).
@@ -25,19 +28,18 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from neuralparse.config import TrainConfig, check_known_keys, register_configs
-from neuralparse.errors import InputError
-
-log = logging.getLogger("neuralparse.train")
+from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, user_errors
 
 
-@hydra.main(version_base="1.3", config_path="conf", config_name="config")
+@hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from neuralparse.training.corpus_study import corpus_study
     from neuralparse.training.trainer import train
 
+    exit_on_sigterm()
     out = Path(HydraConfig.get().runtime.output_dir)
     main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun: rank 0 reports
-    try:
+    with user_errors():
         check_known_keys(cfg, TrainConfig)
         if main_process:
             (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
@@ -45,14 +47,16 @@ def main(cfg: DictConfig) -> None:
             study = corpus_study(cfg.data, no_punct=cfg.analysis.no_punct)
             (out / "corpus_study.json").write_text(json.dumps(study, indent=2) + "\n")
         result = train(cfg, out)
-    except InputError as error:
-        log.error("%s", error)
-        sys.exit(2)
     if main_process:
         best = f"best dev LAS {result.best_las:.2f} (epoch {result.best_epoch})"
         print(f"{best}: {result.checkpoint}")
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """``neuralparse train`` and ``python train.py``: the Hydra application with its schema."""
     register_configs()
-    main()
+    run_hydra(main)
+
+
+if __name__ == "__main__":
+    run()

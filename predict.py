@@ -1,0 +1,11 @@
+"""Parse with a trained parser: ``python predict.py checkpoint=PATH input=IN output=OUT
+[key=value ...]``, the same as ``neuralparse predict``.
+
+The application lives in :mod:`neuralparse.commands.predict`, so that an installed package
+predicts without this checkout; this file keeps the checkout's command working.
+"""
+
+from neuralparse.commands.predict import run
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,10 @@
+"""Train a parser: ``python train.py [key=value ...]``, the same as ``neuralparse train``.
+
+The application lives in :mod:`neuralparse.commands.train`, so that an installed package
+trains without this checkout; this file keeps the checkout's command working.
+"""
+
+from neuralparse.commands.train import run
+
+if __name__ == "__main__":
+    run()
