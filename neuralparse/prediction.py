@@ -38,7 +38,9 @@ import itertools
 import logging
 import multiprocessing
 import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -82,6 +84,8 @@ log = logging.getLogger("neuralparse.predict")
 
 STDIO = "-"
 """The path that means standard input or output."""
+_STDOUT_SPOOL_BYTES = 8 * 1024 * 1024
+"""Output for standard output held in memory before the spool moves to a temporary file."""
 
 INPUT_FORMATS = ("auto", "conllu", "text", "raw")
 """``raw`` (untokenized text, :mod:`neuralparse.io.raw`) is never detected: it must be asked."""
@@ -568,7 +572,8 @@ def _writable_partial(path: Path) -> tuple[IO[Any], Path]:
 def open_output(dest: str | os.PathLike[str] | TextIO) -> Iterator[TextIO]:
     """A text handle for ``dest``: ``-`` for standard output, an open text file, or a path.
 
-    A path is checked on entry, before anything is parsed: a missing folder, a folder, or a
+    Standard output receives the whole output at the end, or nothing when the run fails.  A
+    path is checked on entry, before anything is parsed: a missing folder, a folder, or a
     file or folder that cannot be written is an :class:`InputError`.  It is written to a
     temporary file of its own beside it (``.NAME.RANDOM.partial``, so runs writing the same
     output cannot mix their text) that replaces it only when everything succeeded and is
@@ -580,12 +585,17 @@ def open_output(dest: str | os.PathLike[str] | TextIO) -> Iterator[TextIO]:
         yield dest
         return
     if str(dest) == STDIO:
-        stdout = io.TextIOWrapper(sys.stdout.buffer, encoding=ENCODING, newline="")
-        try:
-            yield stdout
-            stdout.flush()
-        finally:
-            stdout.detach()
+        # Spooled (in memory up to a few MB, then in a temporary file) and copied to standard
+        # output only when everything succeeded: a failed run writes nothing there either, as
+        # it leaves no file behind.
+        with tempfile.SpooledTemporaryFile(max_size=_STDOUT_SPOOL_BYTES) as spool:
+            text = io.TextIOWrapper(spool, encoding=ENCODING, newline="")
+            yield text
+            text.flush()
+            text.detach()
+            spool.seek(0)
+            shutil.copyfileobj(spool, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
         return
     path = Path(dest)
     if path.exists() and not path.is_file() and not path.is_dir():

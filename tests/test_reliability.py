@@ -828,3 +828,20 @@ def test_bare_cr_input_is_read_line_by_line_with_short_messages(
     with pytest.warns(UserWarning, match="skipped 1"):
         sentences = read_all(source, lenient=True)
     assert "".join(s.to_conllu() for s in sentences) == (GOOD + GOOD).replace("\n", "\r")
+
+
+# -- standard output: all or nothing ------------------------------------------------------------
+
+
+def test_bad_input_after_the_first_chunk_writes_nothing_to_standard_output(
+    checkpoint: Path,
+) -> None:
+    bad = "# sent_id = bad\n1\tw1\t_\t_\t_\t_\t_\t_\t_\n\n"  # nine columns
+    data = (GOOD * 5 + bad).encode()
+    failed = predict(f"checkpoint={checkpoint}", "input=-", "output=-", "chunk_size=2", stdin=data)
+    assert failed.returncode == 2
+    assert failed.stdout == b""  # not the four sentences parsed before the error
+    assert b"<stdin>, line 22, sentence bad" in failed.stderr
+    whole = predict(f"checkpoint={checkpoint}", "input=-", "output=-", "chunk_size=2",
+                    stdin=(GOOD * 5).encode())  # fmt: skip
+    assert whole.returncode == 0 and whole.stdout.count(b"# sent_id = good") == 5
