@@ -219,8 +219,8 @@ class TrainerConfig:
     measured on the 2-core machine with other work running, 2 threads were 8x slower than 1
     (OpenMP threads spin while the other one is descheduled; train.py sets
     OMP_WAIT_POLICY=PASSIVE to soften that when more threads are asked for)."""
-    device: str = "cpu"
-    """cpu, cuda or auto."""
+    device: str = "auto"
+    """auto (CUDA when available, as predict.py and Parser.load), cpu, cuda or cuda:N."""
     max_time_minutes: float | None = None
     """Stop after the epoch during which this much wall time has passed."""
     oracle_batch_size: int = 512
