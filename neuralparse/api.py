@@ -1,4 +1,4 @@
-"""The notebook API: load a trained parser and parse text, files or sentences (issue 6).
+"""The notebook API: load a trained parser and parse text, files or sentences.
 
 >>> from neuralparse import Parser
 >>> parser = Parser.load("outputs/run/checkpoint.pt", device="cpu")  # doctest: +SKIP

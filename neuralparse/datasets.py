@@ -1,6 +1,6 @@
 """Universal Dependencies treebanks: where they live on disk and how to fetch them.
 
-Implements issue 2 §1 "Data root":
+Where the data lives:
 
 * the data root is, in order of priority, an explicit override (Hydra ``data.root=...``), the
   environment variable ``NEURALPARSE_DATA``, ``../shared/data/ud`` next to the repository (or

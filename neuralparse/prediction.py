@@ -1,4 +1,4 @@
-"""Batch prediction: stream sentences through a trained parser with bounded memory (issue 6).
+"""Batch prediction: stream sentences through a trained parser with bounded memory.
 
 The input is read ``chunk_size`` sentences at a time.  Each chunk is encoded once
 (:class:`~neuralparse.model.inputs.EncodedCorpus`), its sentences are sorted by length into

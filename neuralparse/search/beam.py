@@ -1,4 +1,4 @@
-"""Beam search on the engine's state batch (issue 6).
+"""Beam search on the engine's state batch.
 
 Fixed-width beam search as Gómez-Rodríguez & Nivre (2013, §2.3) describe it: expand every
 configuration of the beam by all permissible transitions, keep the ``K`` highest-scoring ones,

@@ -1,4 +1,5 @@
-"""Training trees outside a system's class, made derivable (issue 5, "Training").
+"""Training trees outside a system's class, made derivable, so that every training tree can
+be learnt.
 
 Each system says which tree it is trained to derive for a gold tree
 (:meth:`~neuralparse.systems.base.TransitionSystem.training_tree`): by default the tree lifted
