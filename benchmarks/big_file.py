@@ -57,14 +57,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]  # the package, sibling scripts
 
 import torch  # noqa: E402
-from throughput import environment, untrained_parser  # noqa: E402
+from throughput import untrained_parser  # noqa: E402
 
 from neuralparse.datasets import treebank_paths  # noqa: E402
 from neuralparse.io import read_conllu  # noqa: E402
 from neuralparse.io.sentence import UNSPECIFIED  # noqa: E402
 from neuralparse.prediction import PredictOptions, predict_file  # noqa: E402
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint  # noqa: E402
-from neuralparse.runtime.devices import resolve_device  # noqa: E402
+from neuralparse.runtime.devices import describe_machine, resolve_device  # noqa: E402
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "big_file.json"
 POLL_SECONDS = 0.1
@@ -347,7 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": str(args.checkpoint) if args.checkpoint else "untrained (default preset)",
         "chunk_size": args.chunk_size,
         "search": args.search,
-        "environment": {**environment(device), "threads": args.threads, "cpus": os.cpu_count()},
+        "environment": {
+            **describe_machine(device),
+            "threads": args.threads,
+            "cpus": os.cpu_count(),
+        },
         "runs": [{**asdict(run), "sentences_per_second": run.sentences_per_second} for run in runs],
         "torchrun": sharded,
     }

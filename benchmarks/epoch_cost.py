@@ -28,7 +28,6 @@ import argparse
 import json
 import logging
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -38,13 +37,12 @@ from pathlib import Path
 
 # Before torch is imported, as train.py does: idle OpenMP threads sleep instead of spinning.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-import torch
 from omegaconf import OmegaConf
 
 from neuralparse.config import TrainConfig, preset_model_config
 from neuralparse.datasets import treebank_paths
 from neuralparse.errors import InputError
-from neuralparse.runtime.devices import resolve_device
+from neuralparse.runtime.devices import describe_machine, resolve_device
 from neuralparse.systems import SYSTEMS
 from neuralparse.training.trainer import train
 
@@ -138,20 +136,6 @@ def format_table(costs: Sequence[SystemCost]) -> str:
     return "\n".join(lines)
 
 
-def environment(device_name: str) -> dict[str, object]:
-    device = resolve_device(device_name)
-    info: dict[str, object] = {
-        "device": str(device),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "cpu": platform.processor() or platform.machine(),
-    }
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--treebank", default="UD_Hungarian-Szeged", help="UD treebank name")
@@ -188,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         costs.append(measure(args, name, files))
         print(format_table(costs[-1:]).split("\n", 1)[1], flush=True)
     print(format_table(costs))
-    env = environment(args.device)
+    env = describe_machine(resolve_device(args.device))
     means = f"means over epochs 2-{args.epochs}" if args.epochs > 1 else "one epoch"
     print(
         f"{args.treebank}, model {args.model}, device {env['device']}, "

@@ -41,9 +41,10 @@ from neuralparse.datasets import treebank_paths
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.sentence import UNSPECIFIED
 from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
+from neuralparse.runtime.devices import describe_machine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling benchmark scripts
-from throughput import environment, untrained_parser
+from throughput import untrained_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -220,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": str(args.checkpoint) if args.checkpoint else "untrained (default ModelConfig)",
         "chunk_size": args.chunk_size,
         "env": extra,
-        "environment": {**environment(torch.device("cpu")), "threads": args.threads},
+        "environment": {**describe_machine(torch.device("cpu")), "threads": args.threads},
         "peak": "ru_maxrss of the predict.py process",
         "runs": [asdict(run) for run in runs],
         "peak_ratio_last_to_first": runs[-1].peak_rss_mb / runs[0].peak_rss_mb,

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import platform
 import resource
 import sys
 import tempfile
@@ -72,6 +71,7 @@ from neuralparse.prediction import (
     predict_file,
 )
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
+from neuralparse.runtime.devices import describe_machine
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -309,19 +309,6 @@ def time_parse(
     )
 
 
-def environment(device: torch.device) -> dict[str, object]:
-    info: dict[str, object] = {
-        "device": str(device),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "cpu": platform.processor() or platform.machine(),
-    }
-    if device.type == "cuda":
-        info["gpu"] = torch.cuda.get_device_name(device)
-    return info
-
-
 def format_table(runs: Sequence[Run], ratios: dict[str, float]) -> str:
     lines = [
         f"{'system':14s} {'search':12s} {'sent':>6s} {'words':>7s} {'seconds':>8s} "
@@ -416,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": {name: str(path) for name, path in trained.items()}
         if trained
         else "untrained (default ModelConfig)",
-        "environment": environment(device),
+        "environment": describe_machine(device),
         "batch_size": args.batch_size,
         "batch_tokens": args.batch_tokens,
         "beam_batch_tokens": args.beam_batch_tokens,

@@ -7,6 +7,8 @@ one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
 
 from __future__ import annotations
 
+import platform
+
 import torch
 
 from neuralparse.errors import InputError
@@ -43,3 +45,18 @@ def set_threads(threads: int | None, setting: str = "threads") -> None:
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise InputError(f"{setting}={threads}: expected a positive number of threads")
     torch.set_num_threads(threads)
+
+
+def describe_machine(device: torch.device) -> dict[str, object]:
+    """What a measurement ran on, for the JSON of benchmarks: device, torch threads, torch and
+    Python versions, CPU, and the GPU's name on CUDA."""
+    info: dict[str, object] = {
+        "device": str(device),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cpu": platform.processor() or platform.machine(),
+    }
+    if device.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(device)
+    return info
