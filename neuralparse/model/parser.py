@@ -17,19 +17,16 @@ from neuralparse.systems import State, TransitionSystem
 
 
 def summary_feature_size(system: TransitionSystem) -> int:
-    """Width of a system's per-configuration summary features: the three-step system's
-    valency summary (which labels θ holds, Table 6), 0 for systems without one."""
-    if not hasattr(system, "valency_features"):
-        return 0
-    return int(system.valency_features(system.initial([1])).shape[1])
+    """Width of a system's per-configuration summary features
+    (:meth:`TransitionSystem.summary_features`; the three-step system's valency summary,
+    Table 6), 0 for systems without one."""
+    return system.summary_size
 
 
 def summary_features(system: TransitionSystem, state: State) -> Tensor | None:
     """``[B, E]`` float summary features of the configurations (None when the system has
     none)."""
-    if not hasattr(system, "valency_features"):
-        return None
-    return system.valency_features(state).float()
+    return system.summary_features(state) if system.summary_size else None
 
 
 class ParserModel(nn.Module):

@@ -1,7 +1,11 @@
 """Transition systems on a batched tensor state (see :mod:`neuralparse.systems.state`).
 
 ``get_system(name, labels, **options)`` builds a system by name; ``SYSTEMS`` maps the names to
-their classes and is the one place a new system registers itself.
+their classes and is the one place a new system registers itself.  One module per small system
+(``arc_standard``, ``arc_eager``, ``arc_hybrid``, ``arc_eager_pp``, ``swap``), one package per
+larger one (``planar``, ``three_step``, ``two_registers``: the system, its oracle, its state
+and its plain-Python ``reference``); ``base`` is the interface every system implements and
+``state`` the engine state they share.  Adding a system: ``docs/dev/adding-a-system.md``.
 """
 
 from __future__ import annotations
@@ -21,11 +25,10 @@ from neuralparse.systems.base import (
     replay,
     run_oracle,
 )
-from neuralparse.systems.planar import Planar
+from neuralparse.systems.planar import Planar, TwoPlanar
 from neuralparse.systems.state import State
 from neuralparse.systems.swap import Swap
 from neuralparse.systems.three_step import ThreeStep
-from neuralparse.systems.two_planar import TwoPlanar
 from neuralparse.systems.two_registers import TwoRegisters
 
 SYSTEMS: dict[str, type[TransitionSystem]] = {

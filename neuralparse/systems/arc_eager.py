@@ -36,6 +36,7 @@ dependents, SHIFT otherwise; complete for projective single-rooted trees.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import torch
 from torch import Tensor
@@ -54,20 +55,8 @@ class ArcEager(TransitionSystem):
     transitions = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
 
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> State:
-        return State.create(
-            self.lengths_tensor(lengths, device),
-            stacks={"stack": True},
-            scalars={"root_children": 0, "headless": 0},
-            node_attrs={"has_head": 0},
-            n_max=n_max,
-        )
+    state_scalars = MappingProxyType({"root_children": 0, "headless": 0})
+    state_node_attrs = MappingProxyType({"has_head": 0})
 
     def terminal(self, state: State) -> Tensor:
         return state.scalars["front"] > state.lengths

@@ -20,15 +20,12 @@ dependents, SHIFT otherwise; complete for projective trees.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 from torch import Tensor
 
-from neuralparse.systems.arc_standard import single_rooted
+from neuralparse.systems.arc_standard import ArcStandard
 from neuralparse.systems.base import Gold, TransitionSystem
 from neuralparse.systems.state import State
-from neuralparse.trees.core import is_projective
 
 SHIFT, LEFT_ARC, RIGHT_ARC = range(3)
 
@@ -36,22 +33,12 @@ SHIFT, LEFT_ARC, RIGHT_ARC = range(3)
 class ArcHybrid(TransitionSystem):
     name = "arc_hybrid"
     graph_safe = True
-    transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
-    arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
-
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> State:
-        return State.create(
-            self.lengths_tensor(lengths, device), stacks={"stack": True}, n_max=n_max
-        )
-
-    def terminal(self, state: State) -> Tensor:
-        return (state.sizes["stack"] == 1) & (state.scalars["front"] > state.lengths)
+    # Arc-standard's transitions (same ids), terminal configurations, class and length.
+    transitions = ArcStandard.transitions
+    arc_transitions = ArcStandard.arc_transitions
+    terminal = ArcStandard.terminal
+    in_class = ArcStandard.in_class
+    max_transitions = ArcStandard.max_transitions
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         size = state.sizes["stack"]
@@ -89,9 +76,3 @@ class ArcHybrid(TransitionSystem):
             left, LEFT_ARC, torch.where(right, RIGHT_ARC, torch.full_like(s0, SHIFT))
         )
         return self.actions_for(transition, gold.at(gold.labels, s0))
-
-    def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
-        return single_rooted(heads) and is_projective(heads)
-
-    def max_transitions(self, n: int) -> int:
-        return 2 * n

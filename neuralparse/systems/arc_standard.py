@@ -15,7 +15,7 @@ The last condition is ours (UD): the root arc is the final transition, so exactl
 attached to 0; every other configuration still has SHIFT or an arc available, hence no dead
 ends, and every derivation has exactly 2n transitions (§3.1).  In the divisible framework this
 is the two-top-stack variant of Gómez-Rodríguez & Nivre (2013), Example 3, footnote 5
-(see :mod:`neuralparse.systems.elementary`).
+(``tests/systems/test_elementary.py`` checks the fused transitions against it).
 
 Static oracle (standard): LEFT-ARC if ``j`` is the gold head of ``i`` and ``i`` has all its
 dependents; RIGHT-ARC symmetrically; SHIFT otherwise.  Complete for projective trees.
@@ -46,22 +46,12 @@ class ArcStandard(TransitionSystem):
     transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
 
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> State:
-        lengths = self.lengths_tensor(lengths, device)
-        return State.create(lengths, stacks={"stack": True}, n_max=n_max)
-
     def terminal(self, state: State) -> Tensor:
-        return (state.sizes["stack"] == 1) & (state.scalars["front"] > state.lengths)
+        return (state.sizes["stack"] == 1) & (state.buffer_size() == 0)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         size = state.sizes["stack"]
-        buffer_empty = state.scalars["front"] > state.lengths
+        buffer_empty = state.buffer_size() == 0
         shift = ~buffer_empty
         left = size >= 3
         root_arc = (size == 2) & buffer_empty
@@ -78,27 +68,43 @@ class ArcStandard(TransitionSystem):
         below = pool.next[top]
         j = pool.token[top]
         i = pool.token[below]
-        front = state.scalars["front"]
         shift = active & (transitions == SHIFT)
         left = active & (transitions == LEFT_ARC)
         right = active & (transitions == RIGHT_ARC)
+        b0 = self._take_front(state, shift)
+        moved = self._move_below(state, active, transitions)
         # One allocation serves SHIFT (push the front) and LEFT-ARC (j copied onto σ).
-        new = pool.push(torch.where(shift, front, j), torch.where(shift, top, pool.next[below]))
-        state.tops["stack"] = torch.where(shift | left, new, torch.where(right, below, top))
-        state.sizes["stack"] = state.sizes["stack"] + shift.long() - (left | right).long()
-        state.scalars["front"] = front + shift.long()
+        new = pool.push(torch.where(shift, b0, j), torch.where(shift, top, pool.next[below]))
+        copied = left | moved  # [σ|j] left behind: j copied onto σ
+        state.tops["stack"] = torch.where(shift | copied, new, torch.where(right, below, top))
+        state.sizes["stack"] = state.sizes["stack"] + shift.long() - (copied | right).long()
         state.log_arcs(left | right, torch.where(left, i, j), torch.where(left, j, i), labels)
+
+    def _take_front(self, state: State, shift: Tensor) -> Tensor:
+        """The buffer front, removed from the buffer where ``shift``."""
+        front = state.scalars["front"]
+        state.scalars["front"] = front + shift.long()
+        return front
+
+    def _move_below(self, state: State, active: Tensor, transitions: Tensor) -> Tensor:
+        """Where a transition other than LEFT-ARC removes ``i`` from under the top ``j``
+        (moving it elsewhere): none in arc-standard (:class:`~neuralparse.systems.swap.Swap`
+        adds SWAP)."""
+        return torch.zeros_like(active)
 
     def oracle_actions(self, state: State, gold: Gold) -> Tensor:
         s = state.stack_tokens("stack", 2)
         j, i = s[:, 0], s[:, 1]
         left = (i >= 1) & (gold.at(gold.heads, i) == j) & gold.complete(i)
         right = (j >= 1) & (i >= 0) & (gold.at(gold.heads, j) == i) & gold.complete(j)
-        transition = torch.where(
-            left, LEFT_ARC, torch.where(right, RIGHT_ARC, torch.full_like(j, SHIFT))
-        )
+        otherwise = self._oracle_otherwise(state, gold, i, j)
+        transition = torch.where(left, LEFT_ARC, torch.where(right, RIGHT_ARC, otherwise))
         label = torch.where(left, gold.at(gold.labels, i), gold.at(gold.labels, j))
         return self.actions_for(transition, label)
+
+    def _oracle_otherwise(self, state: State, gold: Gold, i: Tensor, j: Tensor) -> Tensor:
+        """The oracle's transition where no arc is due: SHIFT."""
+        return torch.full_like(j, SHIFT)
 
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return single_rooted(heads) and is_projective(heads)

@@ -16,6 +16,10 @@ Conventions shared by every system:
   system's class (soundness), exactly one word attached to the root 0 (UD).
 * With ``root_label`` (default ``"root"``) in an inventory that has other labels too, arcs from
   the root 0 take exactly that label and word-to-word arcs never do (the UD rule).
+* ``initial`` builds the state layout a system declares (``state_stacks``, ``state_scalars``,
+  ``state_node_attrs``, ``state_front``, ``state_class``) and lets ``prepare`` add what
+  depends on the lengths; per-word facts go into per-word tables (``State.tables``), which
+  ``reorder`` gathers with the per-configuration scalars.
 * ``features`` returns token indices ``[B, F]`` named by ``feature_names``: 0 is the root,
   1..n words, -1 null.  Stack tops and buffer front, as in Kiperwasser & Goldberg (2016).
 * Static oracles run on the engine itself, batched: ``oracle_actions(state, gold)`` chooses one
@@ -27,8 +31,9 @@ Conventions shared by every system:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import ClassVar
 
 import torch
@@ -45,7 +50,9 @@ class Gold:
 
     ``attached[b, v]`` counts the dependents of ``v`` attached so far; it is oracle-side
     book-keeping, updated by :func:`run_oracle` from the arc log after every step.
-    ``extra`` holds system-specific per-word tables (projective order, components...).
+    ``extra`` holds system-specific per-word tables (projective order, components...);
+    ``memo`` whatever else a static oracle keeps from one step to the next for a batch
+    (two-registers' per-tree oracle guides), so that the parser state holds none of it.
     """
 
     heads: Tensor
@@ -53,6 +60,7 @@ class Gold:
     n_children: Tensor
     attached: Tensor
     extra: dict[str, Tensor] = field(default_factory=dict)
+    memo: dict[object, object] = field(default_factory=dict)
 
     def at(self, table: Tensor, tokens: Tensor, fill: int = -1) -> Tensor:
         """``table[b, tokens[b]]``, or ``fill`` where ``tokens[b]`` is the null index -1."""
@@ -77,6 +85,22 @@ class TransitionSystem(ABC):
     """Whether greedy decoding may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
     tensor's value on the host, and ``max_transitions`` is linear in the sentence length."""
+
+    derivations_in_class: ClassVar[bool] = True
+    """Whether every tree the system derives is in its class (:meth:`in_class`), as random
+    walks are checked; False where ``in_class`` names only the trees the static oracle
+    reproduces exactly, a subset of what the transitions can build (three-step)."""
+
+    # The initial state's layout (see :meth:`initial`).
+    state_class: ClassVar[type[State]] = State
+    state_stacks: Mapping[str, bool] = MappingProxyType({"stack": True})
+    """Named stacks; True: the stack starts holding the root 0, False: empty."""
+    state_scalars: Mapping[str, int] = MappingProxyType({})
+    """Per-configuration scalars besides ``front`` and ``steps``, with their initial values."""
+    state_node_attrs: Mapping[str, int] = MappingProxyType({})
+    """Per-node attributes of the stacks' nodes, with their default values."""
+    state_front: int = 1
+    """The first buffer word (0 where the root starts in the buffer)."""
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
         self.labels: tuple[str, ...] = tuple(labels)
@@ -161,7 +185,6 @@ class TransitionSystem(ABC):
         return table[transitions, labels.clamp(min=0)]
 
     # -- the state machine ------------------------------------------------------------------
-    @abstractmethod
     def initial(
         self,
         lengths: Tensor | Sequence[int],
@@ -171,7 +194,26 @@ class TransitionSystem(ABC):
     ) -> State:
         """The initial configurations for sentences of the given lengths.  ``n_max``, when
         given, is at least the longest of them: the state then never reads the lengths on
-        the host (which a CUDA graph forbids) to size its tables."""
+        the host (which a CUDA graph forbids) to size its tables.
+
+        Builds the layout the system declares (``state_class``, ``state_stacks``,
+        ``state_scalars``, ``state_node_attrs``, ``state_front``), then lets :meth:`prepare`
+        add what depends on the lengths."""
+        state = self.state_class.create(
+            self.lengths_tensor(lengths, device),
+            stacks=self.state_stacks,
+            scalars=self.state_scalars,
+            node_attrs=self.state_node_attrs,
+            front=self.state_front,
+            n_max=n_max,
+        )
+        self.prepare(state)
+        return state
+
+    def prepare(self, state: State) -> None:
+        """Complete a freshly created initial state (per-word tables, counters computed from
+        the lengths...); nothing by default."""
+        return None
 
     @abstractmethod
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
@@ -263,6 +305,15 @@ class TransitionSystem(ABC):
     def reorder(self, state: State, parent: Tensor) -> State:
         """Beam search: configuration ``b`` of the result continues ``parent[b]``."""
         return state.reorder(parent)
+
+    summary_size: int = 0
+    """Width ``E`` of :meth:`summary_features` (0: the system has none)."""
+
+    def summary_features(self, state: State) -> Tensor | None:
+        """``[B, summary_size]`` float features that summarize each configuration beyond the
+        tokens of ``features`` (the model feeds them to its scorer), or None when the system
+        has none (``summary_size == 0``, the default)."""
+        return None
 
     # -- oracles ----------------------------------------------------------------------------
     def gold_extra(self, heads: Sequence[int]) -> dict[str, list[int]]:

@@ -17,6 +17,11 @@ configuration, whatever the sentence length:
   systems that push words back (swap, two-registers' Clear) keep them on an extra stack named
   ``"buffer"`` in front of that range.
 * **Registers and counters** are named per-configuration scalars (``[B]`` long tensors).
+* **Per-word tables** (``State.tables``) are named tensors ``[B, ...]`` whose first dimension
+  is the batch: what a system must know about every word and cannot keep on a stack node
+  (planar's has-head and union-find, three-step's dense tree and valencies, two-registers'
+  head table).  :meth:`State.reorder` gathers them like the scalars, so a beam step costs
+  O(n) per configuration for a system that has them (the documented exception to O(1)).
 * **Arcs** are logged per step (dependent, head, label; -1 when a step builds no arc) and
   assembled into heads only at the end, following the back-pointers recorded by
   :meth:`State.reorder` when a beam search selects successors.
@@ -26,14 +31,17 @@ on growth costs O(1) amortized per node.  Nothing here loops in Python over conf
 tokens, and everything runs unchanged on CPU and CUDA (tensors live on ``State.device``).
 
 Systems add what they need by name: extra stacks (``State.tops``/``State.sizes``), per-config
-scalars (``State.scalars``) and per-node attributes (``NodePool.attrs``), which is how the
-mildly non-projective systems of the next issue (a second stack, registers, valencies) fit.
+scalars (``State.scalars``), per-word tables (``State.tables``) and per-node attributes
+(``NodePool.attrs``), which is how the mildly non-projective systems (a second stack,
+registers, valencies) fit.  A subclass of :class:`State` with per-configuration fields of its
+own extends :meth:`State.gathered`, the one copy path of :meth:`State.reorder`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import Any, Self
 
 import torch
 from torch import Tensor
@@ -171,11 +179,13 @@ class State:
         lengths: ``[B]`` number of words of each configuration's sentence.
         pool: node storage shared by the stacks (and by states derived through reorder).
         tops, sizes: per named stack, ``[B]`` top node index and size.
-        scalars: per-config named scalars; always ``front`` (first word of the buffer range)
-            and ``steps`` (transitions applied so far).
+        scalars: per-config named scalars ``[B]``; always ``front`` (first word of the buffer
+            range) and ``steps`` (transitions applied so far).
         log: the newest cell of the arc log (None before the first arc step).
         known_n_max: the longest sentence when the creator knew it (else read from
             ``lengths`` on the host when needed).
+        tables: per-config named per-word tables ``[B, ...]`` (first dimension the batch),
+            gathered by :meth:`reorder` like the scalars.
     """
 
     lengths: Tensor
@@ -185,6 +195,7 @@ class State:
     scalars: dict[str, Tensor]
     log: LogEntry | None = None
     known_n_max: int | None = None
+    tables: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def batch_size(self) -> int:
@@ -287,20 +298,25 @@ class State:
         self.log = LogEntry("arc", (dep, head, label), self.log)
 
     # -- beam search ---------------------------------------------------------------------
-    def reorder(self, parent: Tensor) -> State:
-        """A new state whose configuration ``b`` continues configuration ``parent[b]`` of this
-        one.  Gathers per-configuration scalars only (O(1) each); the node pool is shared and
-        the arc log gains one back-pointer entry."""
+    def reorder(self, parent: Tensor) -> Self:
+        """A new state of the same class whose configuration ``b`` continues configuration
+        ``parent[b]`` of this one.  Gathers per-configuration scalars (O(1) each) and per-word
+        tables (O(n) each); the node pool is shared and the arc log gains one back-pointer
+        entry.  Fields that :meth:`gathered` does not name are shared with this state."""
         parent = parent.to(device=self.device, dtype=torch.long)
-        return State(
-            lengths=self.lengths[parent],
-            pool=self.pool,
-            tops={k: v[parent] for k, v in self.tops.items()},
-            sizes={k: v[parent] for k, v in self.sizes.items()},
-            scalars={k: v[parent] for k, v in self.scalars.items()},
-            log=LogEntry("reorder", (parent,), self.log),
-            known_n_max=self.known_n_max,
-        )
+        return replace(self, **self.gathered(parent))
+
+    def gathered(self, parent: Tensor) -> dict[str, Any]:
+        """The fields :meth:`reorder` replaces, gathered along ``parent``: a subclass with
+        per-configuration fields of its own adds them here (and only here)."""
+        return {
+            "lengths": self.lengths[parent],
+            "tops": {k: v[parent] for k, v in self.tops.items()},
+            "sizes": {k: v[parent] for k, v in self.sizes.items()},
+            "scalars": {k: v[parent] for k, v in self.scalars.items()},
+            "tables": {k: v[parent] for k, v in self.tables.items()},
+            "log": LogEntry("reorder", (parent,), self.log),
+        }
 
     def heads_and_labels(self) -> tuple[Tensor, Tensor]:
         """``[B, n_max + 1]`` heads and label indices of the arcs built so far (-1: none)."""

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neuralparse.systems import get_system
-from neuralparse.systems.elementary import (
+from tests.reference.elementary import (
     ARC_EAGER,
     ARC_STANDARD,
     DIVISIBLE,

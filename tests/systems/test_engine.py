@@ -1,5 +1,7 @@
-"""Soundness, completeness, dead-end freedom and transition counts of the engine's systems,
-on random trees (hypothesis), plus Nivre (2009) Figure 3 step by step and beam reordering."""
+"""Arc-standard, arc-eager, arc-hybrid and swap beyond the contract every system meets
+(``tests/systems/test_contract.py``): oracle completeness and exact transition counts on
+random trees (hypothesis), the lazy oracle's components, Nivre (2009) Figure 3 step by step,
+and their features."""
 
 from __future__ import annotations
 
@@ -10,70 +12,18 @@ from hypothesis import strategies as st
 
 from neuralparse.systems import (
     get_system,
-    random_actions,
-    random_walks,
     replay,
     run_oracle,
 )
 from neuralparse.systems.swap import maximal_projective_components
-from neuralparse.trees.core import check_tree, is_projective
+from neuralparse.trees.core import is_projective
 from tests.systems.helpers import buffer_of, stack_of
+from tests.systems.test_contract import labels_for, tree_of
 from tests.trees_strategies import projective_trees, trees
 
 PROJECTIVE = ("arc_standard", "arc_eager", "arc_hybrid")
 LABELS = ("root", "dep", "obj")
-ALL = ["arc_eager", "arc_hybrid", "arc_standard", "swap"]  # this issue's systems
-
-
-def labels_for(heads: list[int]) -> list[str]:
-    """Deterministic labels, 'root' on the root arc, varied elsewhere."""
-    return [
-        "root" if h == 0 else ("dep" if (d + h) % 2 else "obj")
-        for d, h in enumerate(heads, start=1)
-    ]
-
-
-def tree_of(heads_row: list[int], n: int) -> list[int]:
-    return heads_row[1 : n + 1]
-
-
-@pytest.mark.parametrize("name", ALL)
-def test_action_inventory(name: str) -> None:
-    system = get_system(name, LABELS)
-    names = system.action_names()
-    assert len(names) == system.num_actions == len(set(names))
-    assert "SHIFT" in names and "LEFT-ARC:dep" in names
-    for a in range(system.num_actions):
-        assert system.encode(*system.decode(a)) == a
-    unlabeled = get_system(name)
-    assert unlabeled.num_actions == len(unlabeled.transitions)
-
-
-@pytest.mark.parametrize("name", ALL)
-@given(
-    lengths=st.lists(st.integers(min_value=0, max_value=15), min_size=1, max_size=32),
-    seed=st.integers(min_value=0, max_value=2**31),
-)
-def test_random_walks_are_sound_and_never_stuck(name: str, lengths: list[int], seed: int) -> None:
-    """Every uniformly random legal walk terminates within max_transitions with no dead end,
-    and yields a well-formed tree with exactly one root dependent, in the system's class,
-    with the root label exactly on the root arc."""
-    system = get_system(name, LABELS)
-    state, ok = random_walks(system, lengths, generator=torch.Generator().manual_seed(seed))
-    assert ok
-    assert not system.legal(state).any()  # terminal configurations have no legal action
-    heads, labels = system.heads_and_labels(state)
-    steps = state.scalars["steps"].tolist()
-    for b, n in enumerate(lengths):
-        tree = tree_of(heads[b].tolist(), n)
-        if n == 0:
-            assert tree == [] and steps[b] == 0
-            continue
-        check_tree(tree, single_root=True)
-        assert system.in_class(tree)
-        assert steps[b] <= system.max_transitions(n)
-        names = [system.labels[x] for x in labels[b, 1 : n + 1].tolist()]
-        assert all((lab == "root") == (h == 0) for h, lab in zip(tree, names, strict=True))
+ALL = ["arc_eager", "arc_hybrid", "arc_standard", "swap"]
 
 
 def transitions_of(system, actions: list[int]) -> list[str]:
@@ -208,49 +158,6 @@ def test_oracle_rejects_trees_outside_the_class() -> None:
     assert get_system("swap").oracle([3, 4, 0, 3])
     with pytest.raises(ValueError, match="needs deprels"):
         get_system("swap", LABELS).oracle([2, 0])
-
-
-@pytest.mark.parametrize("name", ALL)
-@given(
-    lengths=st.lists(st.integers(min_value=1, max_value=12), min_size=2, max_size=8),
-    seed=st.integers(min_value=0, max_value=2**31),
-    prefix=st.integers(min_value=0, max_value=10),
-)
-def test_beam_reorder_continues_identically(
-    name: str, lengths: list[int], seed: int, prefix: int
-) -> None:
-    """A reordered state (configurations duplicated and permuted, twice) continues exactly
-    like states rebuilt from scratch by replaying each selected history."""
-    system = get_system(name, LABELS)
-    gen = torch.Generator().manual_seed(seed)
-    state = system.initial(lengths)
-    history = [[] for _ in lengths]
-    for _ in range(2):
-        for _ in range(prefix):
-            legal = system.legal(state)
-            actions = random_actions(legal, gen)
-            active = (~system.terminal(state)).tolist()
-            system.apply(state, actions)
-            for b, a in enumerate(actions.tolist()):
-                if active[b]:
-                    history[b].append(a)
-        parent = torch.randint(len(lengths), (len(lengths),), generator=gen)
-        state = system.reorder(state, parent)
-        history = [list(history[p]) for p in parent.tolist()]
-    reference, ok = replay(system, history, state.lengths.tolist())
-    assert all(ok)
-    while not bool(system.terminal(state).all()):
-        legal = system.legal(state)
-        assert torch.equal(legal, system.legal(reference))
-        assert torch.equal(system.features(state), system.features(reference))
-        actions = random_actions(legal, gen)
-        system.apply(state, actions)
-        system.apply(reference, actions)
-    assert bool(system.terminal(reference).all())
-    for a, b in zip(
-        system.heads_and_labels(state), system.heads_and_labels(reference), strict=True
-    ):
-        assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize("name", ALL)

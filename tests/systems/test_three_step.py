@@ -15,7 +15,7 @@ from neuralparse.io import iter_conllu
 from neuralparse.systems import ArcEager, replay, run_oracle
 from neuralparse.systems.base import random_actions
 from neuralparse.systems.three_step import STEP1, ThreeStep, is_ancestor
-from neuralparse.systems.three_step_reference import (
+from neuralparse.systems.three_step.reference import (
     DIST,
     PUT_VALENCY,
     SHIFT,
@@ -63,8 +63,8 @@ def labelled_trees(draw: st.DrawFn, max_words: int = 12) -> tuple[list[int], lis
 
 
 def fa_conflict(heads: list[int], deprels: list[str]) -> bool:
-    """The SEED-NOTES criterion, computed independently of the module: two lifted arcs with
-    the same direction and label cross strictly."""
+    """The criterion of design note 04 (item 3), computed independently of the module: two
+    lifted arcs with the same direction and label cross strictly."""
     lifted = lift(heads, "projective", deprels).lifted_dependents
     arcs = [(original, d) for d, original in lifted.items()]
     for (h1, d1), (h2, d2) in itertools.combinations(arcs, 2):
@@ -183,7 +183,7 @@ def test_features_in_the_passes() -> None:
     seen = []
     for action in actions:
         system.apply(state, torch.tensor([action]))
-        if int(state.scalars["phase"][0]) != STEP1:
+        if int(state.scalars["step"][0]) != STEP1:
             features = dict(
                 zip(system.feature_names, system.features(state)[0].tolist(), strict=True)
             )

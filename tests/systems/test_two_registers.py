@@ -1,5 +1,5 @@
 """The two-registers system (Pitler & McDonald 2015) on its plain-Python reference
-configuration, and its static oracle (§5.2, SEED-NOTES "Two-registers" 8)."""
+configuration, and its static oracle (§5.2; design note 03, item 8)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ from tests.trees_strategies import trees
 # Figure 3 as a 7-word gloss: that(1) we(2) Hans(3) the(4) house(5) helped(6) paint(7).
 FIGURE3 = [0, 6, 6, 5, 7, 1, 6]
 THAT, WE, HANS, THE, HOUSE, HELPED, PAINT = range(1, 8)
-# SEED-NOTES "Two-registers" 4: 2-Crossing-Interval but unreachable.
+# Design note 03 (docs/dev/notes/03-two-registers.md), item 4: 2-Crossing-Interval but
+# unreachable.
 COMPLETENESS_GAP = ([3, 5, 4, 5, 0, 1], [3, 6, 4, 6, 1, 0])
 
 
@@ -103,8 +104,8 @@ def test_oracle_reproduces_table3() -> None:
 
 
 def test_repair_1_makes_3_5_5_1_0_reachable() -> None:
-    """SEED-NOTES 1: with Table 4's "otherwise" case for R1 < σ1 < R2 the two Register-Stack
-    arcs at word 3 block each other; repair 1 lets both through."""
+    """Design note 03, item 1: with Table 4's "otherwise" case for R1 < σ1 < R2 the two
+    Register-Stack arcs at word 3 block each other; repair 1 lets both through."""
     heads = [3, 5, 5, 1, 0]
     assert is_k_crossing_interval(heads, 2)
     moves = oracle(heads)
@@ -119,8 +120,8 @@ def test_repair_1_makes_3_5_5_1_0_reachable() -> None:
 
 
 def test_repair_2_excludes_3_5_2_1_0() -> None:
-    """SEED-NOTES 2: the literal system derives this tree, which is not 2-CI (word 3 has its
-    child 1 on the far side of its parent 2)."""
+    """Design note 03, item 2: the literal system derives this tree, which is not 2-CI (word 3
+    has its child 1 on the far side of its parent 2)."""
     heads = [3, 5, 2, 1, 0]
     assert not is_k_crossing_interval(heads, 2)
     assert not derivable(heads)
@@ -130,7 +131,7 @@ def test_repair_2_excludes_3_5_2_1_0() -> None:
 
 @pytest.mark.parametrize("heads", COMPLETENESS_GAP)
 def test_documented_completeness_gap(heads: list[int]) -> None:
-    """SEED-NOTES 4: 2-CI trees that no legal sequence reaches, with or without the
+    """Design note 03, item 4: 2-CI trees that no legal sequence reaches, with or without the
     dead-end masking (the gap is the system's, not the masking's)."""
     assert is_k_crossing_interval(heads, 2)
     assert oracle(heads) is None
@@ -151,7 +152,7 @@ def random_walk(n: int, rng: random.Random) -> tuple[Configuration, int]:
 
 @given(st.integers(1, 9), st.integers(0, 2**32 - 1))
 def test_random_legal_walks_are_sound(n: int, seed: int) -> None:
-    """Soundness (§5.1), no dead ends (SEED-NOTES 5) and the 5n bound (§6)."""
+    """Soundness (§5.1), no dead ends (design note 03, item 5) and the 5n bound (§6)."""
     c, steps = random_walk(n, random.Random(seed))
     heads = c.heads()
     check_tree(heads, single_root=True)
@@ -272,7 +273,7 @@ def test_oracle_complete_on_two_crossing_interval_trees(heads: list[int]) -> Non
         return
     moves = oracle(heads)
     if moves is None:
-        # The completeness gap of SEED-NOTES 4: no derivation exists under Table 4 either.
+        # The completeness gap of design note 03, item 4: no derivation exists under Table 4 either.
         assert not derivable(heads, legal=table4_legal), heads
         return
     assert run(len(heads), moves).heads() == heads
@@ -309,7 +310,7 @@ def test_oracle_complete_on_crossing_trees() -> None:
             gap += 1
             continue
         assert run(n, moves).heads() == heads
-    assert gap <= 3  # the gap is rare (SEED-NOTES 4)
+    assert gap <= 3  # the gap is rare (design note 03, item 4)
 
 
 @pytest.mark.treebank

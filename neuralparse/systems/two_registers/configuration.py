@@ -10,9 +10,10 @@ Configuration (§4): ``c = (σ, β, R1, R2, A)``.  Initial ``([], [0..n], null, 
 the artificial root 0 starts in the buffer and is shifted or stored like a word.  Terminal:
 empty buffer and empty registers (Table 2).  The buffer is always a contiguous range
 ``front..n`` (Clear only ever puts back ``γ = β1 - 1``), so it is the scalar ``front``, with
-``β1 = n + 1`` standing for the empty buffer (SEED-NOTES "Two-registers" 7, whose other
-readings are followed too: ψ pushed left to right after popping σ1, ``last`` starting at −1
-and set to ``max(γ ∪ ψ)`` by Clear, arc-eager's has-head preconditions kept).
+``β1 = n + 1`` standing for the empty buffer (design note
+``docs/dev/notes/03-two-registers.md``, item 7, whose other readings are followed too: ψ
+pushed left to right after popping σ1, ``last`` starting at −1 and set to ``max(γ ∪ ψ)`` by
+Clear, arc-eager's has-head preconditions kept).
 
 Transitions (Table 2): the arc-eager four, ``Store(left | right | no-arc)``, ``Clear`` and
 ``Register-Stack(k, to-register | to-stack)`` for ``k in {1, 2}``.
@@ -20,7 +21,7 @@ Transitions (Table 2): the arc-eager four, ``Store(left | right | no-arc)``, ``C
 Preconditions: Table 4 with the book-keeping of footnotes 2-3 (``IsCovered(Rk)`` flags, set
 only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for every arc
 ``(h, m)``: ``m`` is not the root, ``m`` has no head yet, and ``h`` is not a descendant of
-``m``.  The literal table has gaps (SEED-NOTES "Two-registers" 1-6); the repairs made here:
+``m``.  The literal table has gaps (design note 03, items 1-6); the repairs made here:
 
 1. Type (3) with ``R1 < σ1 < R2``: Table 4's "otherwise" case makes the two Register-Stack
    arcs of ``[3,5,5,1,0]`` block each other.  Between the registers the type-(3) checks
@@ -33,9 +34,9 @@ only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for e
    a headless one could never be attached again).
 4. Rootedness: an arc from 0 is legal only while 0 has no dependent (exactly one word is
    attached to 0 at the end, as UD requires; the dead-end masking guarantees "at least").
-5. Acyclicity (SEED-NOTES 6): the new dependent is always headless, i.e. the root of its own
+5. Acyclicity (note 03, item 6): the new dependent is always headless, i.e. the root of its own
    tree, so ``h -> m`` closes a cycle exactly when the tree root of ``h`` is ``m``.
-6. Dead ends (SEED-NOTES 5: a quarter of the literal random walks get stuck): masking, no
+6. Dead ends (note 03, item 5: a quarter of the literal random walks get stuck): masking, no
    finishing step.  A move is legal only if afterwards one of sixteen fixed completion
    plans (:class:`CompletionPlan`) still finishes the parse with a single-rooted tree.
    Plans choose moves from the configuration alone, so a plan that completes ``c`` also
@@ -49,7 +50,7 @@ only by Register-Stack arcs over a register; ``last``), plus, as §4 says, for e
    mask, and its success decided by closed forms (one scan of the stack) everywhere but the
    empty-buffer register phases; ``dead_end_rule="plans"`` keeps this rule.
 
-Known completeness gap (SEED-NOTES 4): ``[3,5,4,5,0,1]`` and ``[3,6,4,6,1,0]`` are
+Known completeness gap (note 03, item 4): ``[3,5,4,5,0,1]`` and ``[3,6,4,6,1,0]`` are
 2-Crossing-Interval but unreachable even by Table 4 with repairs 1-5 alone: a word between
 ``a`` and ``b`` needs a crossed arc to ``a`` but must be removed by Left-Arc before ``b`` can
 be stored.  No UD training tree of the shared treebanks hits it.
@@ -63,41 +64,42 @@ from enum import IntEnum
 
 
 class Move(IntEnum):
-    """The unlabeled transitions of Table 2, in a fixed inventory order."""
+    """The unlabeled transitions of Table 2, in a fixed inventory order (the value is the
+    engine's transition id), each with its two names: ``readable``, as Table 2/3 writes it
+    (``Register-Stack(2, to-stack)``), and ``engine_name``, the transition's name in the
+    engine's action names (``REGISTER-STACK(2,to-stack)``)."""
 
-    LEFT_ARC = 0
-    RIGHT_ARC = 1
-    SHIFT = 2
-    REDUCE = 3
-    STORE_NO_ARC = 4
-    STORE_LEFT = 5
-    STORE_RIGHT = 6
-    CLEAR = 7
-    REGISTER_STACK_1_TO_REGISTER = 8
-    REGISTER_STACK_1_TO_STACK = 9
-    REGISTER_STACK_2_TO_REGISTER = 10
-    REGISTER_STACK_2_TO_STACK = 11
+    readable: str
+    engine_name: str
 
-    @property
-    def readable(self) -> str:
-        """The name as Table 2/3 writes it, e.g. ``Register-Stack(2, to-stack)``."""
-        return MOVE_NAMES[self]
+    def __new__(cls, value: int, readable: str, engine_name: str) -> Move:
+        move = int.__new__(cls, value)
+        move._value_ = value
+        move.readable = readable
+        move.engine_name = engine_name
+        return move
 
+    LEFT_ARC = 0, "Left-Arc", "LEFT-ARC"
+    RIGHT_ARC = 1, "Right-Arc", "RIGHT-ARC"
+    SHIFT = 2, "Shift", "SHIFT"
+    REDUCE = 3, "Reduce", "REDUCE"
+    STORE_NO_ARC = 4, "Store(no-arc)", "STORE(no-arc)"
+    STORE_LEFT = 5, "Store(left)", "STORE(left)"
+    STORE_RIGHT = 6, "Store(right)", "STORE(right)"
+    CLEAR = 7, "Clear", "CLEAR"
+    REGISTER_STACK_1_TO_REGISTER = (
+        8,
+        "Register-Stack(1, to-register)",
+        "REGISTER-STACK(1,to-register)",
+    )
+    REGISTER_STACK_1_TO_STACK = 9, "Register-Stack(1, to-stack)", "REGISTER-STACK(1,to-stack)"
+    REGISTER_STACK_2_TO_REGISTER = (
+        10,
+        "Register-Stack(2, to-register)",
+        "REGISTER-STACK(2,to-register)",
+    )
+    REGISTER_STACK_2_TO_STACK = 11, "Register-Stack(2, to-stack)", "REGISTER-STACK(2,to-stack)"
 
-MOVE_NAMES: dict[Move, str] = {
-    Move.LEFT_ARC: "Left-Arc",
-    Move.RIGHT_ARC: "Right-Arc",
-    Move.SHIFT: "Shift",
-    Move.REDUCE: "Reduce",
-    Move.STORE_NO_ARC: "Store(no-arc)",
-    Move.STORE_LEFT: "Store(left)",
-    Move.STORE_RIGHT: "Store(right)",
-    Move.CLEAR: "Clear",
-    Move.REGISTER_STACK_1_TO_REGISTER: "Register-Stack(1, to-register)",
-    Move.REGISTER_STACK_1_TO_STACK: "Register-Stack(1, to-stack)",
-    Move.REGISTER_STACK_2_TO_REGISTER: "Register-Stack(2, to-register)",
-    Move.REGISTER_STACK_2_TO_STACK: "Register-Stack(2, to-stack)",
-}
 
 REGISTER_STACK_MOVES: dict[Move, tuple[int, bool]] = {
     # move -> (k, to_register)
@@ -165,7 +167,7 @@ class Configuration:
     # --- positions -----------------------------------------------------------------------
     @property
     def beta1(self) -> int:
-        """The buffer front; ``n + 1`` when the buffer is empty (SEED-NOTES 7)."""
+        """The buffer front; ``n + 1`` when the buffer is empty (note 03, item 7)."""
         return self.front
 
     @property
@@ -295,7 +297,7 @@ def table4_legal(c: Configuration, move: Move) -> bool:
     if move is Move.SHIFT:
         return not c.buffer_empty
     if move is Move.REDUCE:
-        # Arc-eager's own has-head precondition (SEED-NOTES 7).
+        # Arc-eager's own has-head precondition (note 03, item 7).
         return s1 is not None and c.head[s1] is not None
     if move in (Move.STORE_NO_ARC, Move.STORE_LEFT, Move.STORE_RIGHT):
         if c.buffer_empty or not (c.r1 is None or c.r2 is None) or not b1 > c.last:
@@ -333,7 +335,7 @@ def gamma(c: Configuration) -> int | None:
 
 @dataclass(frozen=True)
 class CompletionPlan:
-    """A fixed way to finish a configuration with a single-rooted tree (SEED-NOTES 5).
+    """A fixed way to finish a configuration with a single-rooted tree (note 03, item 5).
 
     A plan chooses the next move from the configuration alone, so following it from ``c``
     and from its own successor is the same path: if the plan completes ``c``, its first move
@@ -493,7 +495,7 @@ def completable(c: Configuration) -> bool:
 
 def dead_end_free(c: Configuration, move: Move) -> bool:
     """Whether a completion plan still finishes the successor (repair 6 in the module
-    docstring; SEED-NOTES 5)."""
+    docstring; note 03, item 5)."""
     return completable(successor(c, move))
 
 
@@ -541,7 +543,7 @@ def apply_move(c: Configuration, move: Move) -> None:
 def _clear(c: Configuration) -> None:
     """Clear (Table 2): ``ψ := {σ1} ∪ NotCovered(R1) ∪ NotCovered(R2) − {γ}`` pushed left to
     right after popping σ1; γ goes back to the buffer front; ``last := max(γ ∪ ψ)``
-    (footnote 3, SEED-NOTES 7)."""
+    (footnote 3; note 03, item 7)."""
     g = gamma(c)
     psi = {v for v in (c.sigma1, c.r1 if not c.covered1 else None) if v is not None}
     if c.r2 is not None and not c.covered2:

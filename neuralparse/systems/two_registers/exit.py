@@ -1,6 +1,7 @@
 """A single exit plan for the two-registers dead-end rule (Pitler & McDonald 2015, Tables 2
-and 4; SEED-NOTES "Two-registers" 5): the ``"exit"`` alternative to the sixteen completion
-plans of :mod:`neuralparse.systems.two_registers.configuration`.
+and 4; design note ``docs/dev/notes/03-two-registers.md``, item 5): the ``"exit"``
+alternative to the sixteen completion plans of
+:mod:`neuralparse.systems.two_registers.configuration`.
 
 The dead-end rule masks every move after which the configuration cannot be finished.  Any
 deterministic plan ``E`` (a move chooser that looks at the configuration only) gives a sound
@@ -41,21 +42,8 @@ it has no dependent):
   (:data:`~neuralparse.systems.two_registers.configuration.COMPLETION_PLANS` without
   ``anchored``, which an empty buffer makes irrelevant) are tried as well.
 
-What was checked (``python docs/dev/two_registers_exhaustive.py 6 --exit``; numbers in
-docs/dev/two-registers-completability.md):
-
-* every configuration reachable under this rule is a non-dead end and every terminal one a
-  complete tree (n <= 6); the rule allows every move the reference allows, and more;
-* in phase B, ``E`` finishes exactly the completable configurations (memoised search over
-  Table 4 moves) among the Table 4 successors of configurations reachable under the
-  reference mask, n <= 6; among those reachable under this rule it misses a handful (2 of
-  3,230 at n = 5), where the sixteen plans miss more;
-* the static oracle under this rule derives every 2-Crossing-Interval tree with n <= 7 that
-  it derives under the reference rule (all but the gap of SEED-NOTES 4), and every in-class
-  training tree of the shared treebanks;
-* :func:`exit_finishes` equals :func:`exit_finishes_by_simulation` on every Table 4 successor
-  of every configuration reachable under the rule, n <= 6, and along random walks of longer
-  sentences (tests/systems/test_two_registers_exit.py).
+What was checked, and the numbers: ``docs/dev/two-registers-completability.md`` ("What the
+exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.py``.
 """
 
 from __future__ import annotations

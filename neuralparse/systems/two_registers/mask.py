@@ -1,5 +1,6 @@
 """The two-registers legal mask on the engine's state batch: a tensor fast path with an exact
-fallback (Pitler & McDonald 2015, Tables 2 and 4; SEED-NOTES "Two-registers" 5-6).
+fallback (Pitler & McDonald 2015, Tables 2 and 4; design note
+``docs/dev/notes/03-two-registers.md``, items 5-6).
 
 The mask is the one of the system's dead-end rule (Table 4, repairs 1-5 and repair 6:
 :func:`~neuralparse.systems.two_registers.exit.exit_legal` by default,
@@ -32,7 +33,8 @@ ways:
   the tensors and the rule decides, O(n) per row.  When such a row is fast again
   its book-keeping is recomputed from the rebuilt configuration.
 
-Book-keeping (per configuration, in ``State.scalars`` so that beam reordering carries it):
+Book-keeping (per configuration, in ``State.scalars`` and ``State.tables`` so that beam
+reordering carries it):
 ``min_headless`` (minH), ``min_connected`` (minC), ``root_free``, ``unattached`` (headless
 words), ``stale`` (1 once a move other than the four arc-eager ones ran, until the fallback
 refreshes the row), and the table ``words [B, 2, n_max + 2]``: each word's head (-1: none)
@@ -57,14 +59,15 @@ from neuralparse.systems.state import State
 INF = 1 << 30
 """``minH``/``minC`` when there is no such word."""
 HEAD, CONNECTED = 0, 1
-"""Rows of the per-word table ``state.scalars["words"]``."""
+"""Rows of the per-word table ``state.scalarstate.tables["words"]``."""
 FAST_MOVES = (0, 1, 2, 3)
 """Left-Arc, Right-Arc, Shift, Reduce (``Move`` values): the moves that keep the book-keeping
 exact on a fast row."""
 
 
-def initial_bookkeeping(lengths: Tensor) -> dict[str, Tensor]:
-    """Scalars and table of the initial configurations ``([], [0..n], null, null, {})``."""
+def initial_bookkeeping(lengths: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """Scalars and per-word tables of the initial configurations
+    ``([], [0..n], null, null, {})``."""
     batch = lengths.shape[0]
     width = (int(lengths.max().item()) if batch else 0) + 2
     device = lengths.device
@@ -72,15 +75,15 @@ def initial_bookkeeping(lengths: Tensor) -> dict[str, Tensor]:
     words[:, HEAD] = -1
     words[:, CONNECTED, 0] = 1  # the root is in its own tree
     full = lambda v: torch.full((batch,), v, dtype=torch.long, device=device)  # noqa: E731
-    return {
+    scalars = {
         "min_headless": full(INF),
         "min_connected": full(INF),
         "root_free": full(1),
         "unattached": lengths.clone().long(),
         "stale": full(0),
         "right_link": full(0),
-        "words": words,
     }
+    return scalars, {"words": words}
 
 
 def _column(words: Tensor, row: int, index: Tensor) -> Tensor:
@@ -104,7 +107,7 @@ def fast_rows(state: State) -> Tensor:
     """``[B]`` rows whose mask the closed form decides (see the module docstring)."""
     s = state.scalars
     s1 = state.pool.token[state.tops["stack"]]
-    words = s["words"]
+    words = state.tables["words"]
     # Right-Arc's acyclicity check needs the tree root of σ1 unless no word was ever given a
     # head to its right without being popped (then every stack word's tree root lies at or
     # left of it, so not at the fresh β1), or σ1 is headless or connected to 0.
@@ -125,7 +128,7 @@ def fast_rows(state: State) -> Tensor:
 def fast_mask(state: State) -> tuple[Tensor, Tensor]:
     """``(legal [B, 12], root arc [B, 12])`` by the closed form; meaningful on fast rows."""
     s = state.scalars
-    words = s["words"]
+    words = state.tables["words"]
     front, n = s["front"], state.lengths
     s1 = state.pool.token[state.tops["stack"]]
     s1_headed = _column(words, HEAD, s1) >= 0
@@ -173,7 +176,7 @@ def update_bookkeeping(
     before ``front`` is updated (the caller passes the pre-step front through ``dep`` for
     Right-Arc and Shift)."""
     s = state.scalars
-    words = s["words"]
+    words = state.tables["words"]
     front = s["front"]
     t = torch.where(active, transitions, torch.full_like(transitions, -1))
     builds = builds & active
@@ -220,7 +223,7 @@ def refresh_bookkeeping(state: State, rows: list[int], configs: list) -> None:
     if not rows:
         return
     s = state.scalars
-    words = s["words"]
+    words = state.tables["words"]
     width = words.shape[2]
     conn_rows = np.zeros((len(rows), width), dtype=np.int64)
     min_h, min_c = [], []

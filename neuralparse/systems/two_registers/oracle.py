@@ -1,5 +1,6 @@
 """Static oracle for the two-registers system, following the completeness proof (Pitler &
-McDonald 2015, §5.2) as SEED-NOTES "Two-registers" 8 spells it out.
+McDonald 2015, §5.2) as design note
+``docs/dev/notes/03-two-registers.md``, item 8, spells it out.
 
 For each crossing interval ``[l, r]`` two vertices ``a < b`` incident to all its crossed arcs
 and containing every far-side vertex (Definition 3) are chosen.  Then:
@@ -20,7 +21,7 @@ and containing every far-side vertex (Definition 3) are chosen.  Then:
   comes back as γ and the arc is a Left-Arc/Right-Arc (:meth:`OracleGuide.clear_for_gamma`).
 
 Several pairs ``(a, b)`` may fit an interval; they are tried in order, interval by interval,
-until the derivation reproduces the tree.  Trees hit by the completeness gap of SEED-NOTES 4
+until the derivation reproduces the tree.  Trees hit by the completeness gap of note 03, item 4
 (e.g. ``[3,5,4,5,0,1]``) have no derivation; :func:`oracle` returns ``None`` for them.
 """
 
@@ -244,7 +245,7 @@ def plans_for(heads: Sequence[int], choice: Sequence[int]) -> list[RegisterPlan]
 
 def oracle(heads: Sequence[int], legal: LegalTest = is_legal) -> list[Move] | None:
     """A transition sequence that rebuilds ``heads`` exactly, or ``None`` when the tree is
-    not reachable (outside 2-Crossing-Interval, or the gap of SEED-NOTES 4)."""
+    not reachable (outside 2-Crossing-Interval, or the gap of note 03, item 4)."""
     guide = oracle_guide(heads, legal)
     return None if guide is None else guide.moves
 
@@ -279,7 +280,7 @@ def oracle_guide(heads: Sequence[int], legal: LegalTest = is_legal) -> OracleGui
 def derivable(heads: Sequence[int], legal: LegalTest = is_legal) -> bool:
     """Whether some legal transition sequence builds exactly ``heads``: exhaustive search over
     the legal transitions that add gold arcs only (memoised; exponential in the worst case,
-    meant for small trees in tests and for diagnosing the gap of SEED-NOTES 4)."""
+    meant for small trees in tests and for diagnosing the gap of note 03, item 4)."""
     gold = [-1, *heads]
     seen: set[tuple] = set()
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,6 +28,7 @@ from neuralparse.systems.two_registers.configuration import (
 from neuralparse.systems.two_registers.exit import exit_legal
 from neuralparse.systems.two_registers.mask import (
     HEAD,
+    INF,
     fast_mask,
     fast_rows,
     initial_bookkeeping,
@@ -64,21 +67,8 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
 
-TRANSITION_NAMES = (
-    "LEFT-ARC",
-    "RIGHT-ARC",
-    "SHIFT",
-    "REDUCE",
-    "STORE(no-arc)",
-    "STORE(left)",
-    "STORE(right)",
-    "CLEAR",
-    "REGISTER-STACK(1,to-register)",
-    "REGISTER-STACK(1,to-stack)",
-    "REGISTER-STACK(2,to-register)",
-    "REGISTER-STACK(2,to-stack)",
-)
-"""Engine names of :class:`Move`, in the same order (transition id == ``Move`` value)."""
+TRANSITION_NAMES = tuple(move.engine_name for move in Move)
+"""The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
 
 
 ARC_HEAD = {
@@ -103,24 +93,15 @@ def root_arc_move(c: Configuration, move: Move) -> bool:
 @dataclass
 class TwoRegistersState(State):
     """The engine state; ``configs`` holds mirrored reference configurations only while a
-    static oracle runs on the batch (:meth:`TwoRegisters.oracle_actions` creates them), with
-    the oracle guides of the gold trees.  Parsing never builds them."""
+    static oracle runs on the batch (:meth:`TwoRegisters.oracle_actions` creates them; the
+    oracle's guides stay with the gold trees, in :attr:`Gold.memo`).  Parsing never builds
+    them."""
 
     configs: list[Configuration] = field(default_factory=list)
-    guides: dict[int, object] = field(default_factory=dict)
 
-    def reorder(self, parent: Tensor) -> TwoRegistersState:
-        base = State.reorder(self, parent)
+    def gathered(self, parent: Tensor) -> dict[str, Any]:
         configs = [self.configs[p].copy() for p in parent.tolist()] if self.configs else []
-        return TwoRegistersState(
-            base.lengths,
-            base.pool,
-            base.tops,
-            base.sizes,
-            base.scalars,
-            base.log,
-            configs=configs,
-        )
+        return {**super().gathered(parent), "configs": configs}
 
 
 def reference_configurations(state: State, rows: Sequence[int]) -> list[Configuration]:
@@ -162,7 +143,7 @@ def _host_rows(
     s = state.scalars
     stacks = stack_lists(state, rows)
     index = torch.tensor(rows, dtype=torch.long, device=state.device)
-    heads = s["words"][index, HEAD].cpu().numpy()
+    heads = state.tables["words"][index, HEAD].cpu().numpy()
     picked = torch.stack([s[name][index] for name in _SCALARS], 1).tolist()
     lengths = state.lengths[index].tolist()
     return list(zip(lengths, stacks, heads, picked, strict=True))
@@ -261,25 +242,16 @@ class TwoRegisters(TransitionSystem):
         else:
             self.legal_test = is_legal
 
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> TwoRegistersState:
-        lengths_t = self.lengths_tensor(lengths, device)
-        base = State.create(
-            lengths_t,
-            stacks={"stack": False},
-            scalars={"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1},
-            front=0,
-            n_max=n_max,
-        )
-        base.scalars.update(initial_bookkeeping(lengths_t))
-        return TwoRegistersState(
-            base.lengths, base.pool, base.tops, base.sizes, base.scalars, known_n_max=n_max
-        )
+    state_class = TwoRegistersState
+    state_stacks = MappingProxyType({"stack": False})
+    state_scalars = MappingProxyType({"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1})
+    state_front = 0  # the root 0 starts in the buffer
+
+    def prepare(self, state: State) -> None:
+        """The legal mask's book-keeping (:func:`initial_bookkeeping`)."""
+        scalars, tables = initial_bookkeeping(state.lengths)
+        state.scalars.update(scalars)
+        state.tables.update(tables)
 
     def terminal(self, state: State) -> Tensor:
         s = state.scalars
@@ -349,7 +321,7 @@ class TwoRegisters(TransitionSystem):
         return torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1), registers], 1)
 
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
-        """2-Crossing-Interval and single-rooted (the trees of SEED-NOTES 4 are in the
+        """2-Crossing-Interval and single-rooted (the trees of design note 03, item 4, are in the
         class but not derivable; no UD training tree we tried is one of them)."""
         return sum(1 for h in heads if h == 0) == 1 and is_k_crossing_interval(heads, 2)
 
@@ -377,7 +349,7 @@ class TwoRegisters(TransitionSystem):
         partner_rows = gold.extra["register_b"].tolist()
         right_rows = gold.extra["interval_right"].tolist()
         for b, c in enumerate(state.configs):
-            guide = state.guides.get(b)
+            guide = gold.memo.get(("guide", b))
             if guide is None:
                 heads = heads_rows[b][1 : c.n + 1]
                 plans = [
@@ -385,7 +357,7 @@ class TwoRegisters(TransitionSystem):
                     for a in range(c.n + 1)
                     if partner_rows[b][a] >= 0
                 ]
-                guide = state.guides[b] = OracleGuide(heads, plans, self.legal_test)
+                guide = gold.memo["guide", b] = OracleGuide(heads, plans, self.legal_test)
             assert isinstance(guide, OracleGuide)
             guide.config = c
             move = None if c.is_terminal() else guide.next_move()
@@ -449,14 +421,14 @@ def _apply_tensors(
         1,
     )
     psi = torch.where((psi == gamma_t[:, None]) | (psi < 0), -1, psi)
-    psi = torch.sort(torch.where(psi < 0, 1 << 30, psi), 1).values
+    psi = torch.sort(torch.where(psi < 0, INF, psi), 1).values
     pop = left | reduce | (clear & (s0 >= 0)) | (rs & ~to_register & (s0 < rk))
     state.pop("stack", pop)
     state.push("stack", shift | right, front)
     for i in range(3):
         word = psi[:, i]
-        state.push("stack", clear & (word < 1 << 30), torch.where(word < 1 << 30, word, 0))
-    last = torch.maximum(gamma_t, torch.where(psi < 1 << 30, psi, -1).max(1).values)
+        state.push("stack", clear & (word < INF), torch.where(word < INF, word, 0))
+    last = torch.maximum(gamma_t, torch.where(psi < INF, psi, -1).max(1).values)
     s["last"] = torch.where(clear & (last >= 0), last, s["last"])
     # Registers and the buffer range.
     s["r1"] = torch.where(store & (r1 < 0), front, torch.where(clear, none, r1))

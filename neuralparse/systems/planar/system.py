@@ -1,9 +1,14 @@
-"""The planar system (Gómez-Rodríguez & Nivre 2013, §3.3) and its k-stack generalisation
-(§5, §5.1) on the batched tensor :class:`~neuralparse.systems.state.State`.
+"""The planar system (Gómez-Rodríguez & Nivre 2013, §3.3), the 2-planar system (§5.1) and
+their k-stack generalisation (§5) on the batched tensor
+:class:`~neuralparse.systems.state.State`: :class:`Planar` (registry name ``planar``),
+:class:`TwoPlanar` (``two_planar``) and :class:`Multiplanar`.
 
 Transitions, restrictions, the UD root convention and the static oracle are those of the
-pure-Python reference :mod:`neuralparse.systems.planar_oracle` (read its docstring first);
-this module implements them on tensors and is tested against it.
+pure-Python reference :mod:`neuralparse.systems.planar.reference` (read its docstring first);
+this module implements them on tensors and is tested against it.  2-planar: two stacks, the
+active one (``"stack"``) and the inactive one (``"stack1"``); SHIFT pushes the buffer front
+onto both (SHIFT2P), SWITCH swaps them, no two consecutive SWITCHes (§5.1.3) and no SWITCH
+onto an empty stack.
 
 =============  ==================================================  ===========================
 Transition     Effect (``σ`` active stack, ``j`` buffer front)      Condition
@@ -32,8 +37,8 @@ Per-word book-keeping and its cost (the documented exception).  A word lies on u
 stacks and can get a head, or join another tree, while another stack still holds it deep
 down; a per-node attribute of one stack node cannot express that without rewriting the other
 stack.  So per-word facts live in a per-configuration table ``words [B, 5, n_max + 2]``
-(int16 unless sentences are very long) kept in ``State.scalars``, so that
-:meth:`State.reorder` carries it: has-head, lives (number of stacks, or the buffer, holding
+(int16 unless sentences are very long) kept in ``State.tables``, so that
+:meth:`State.reorder` gathers it: has-head, lives (number of stacks, or the buffer, holding
 the word), and a union-find over the trees (parent, rank, and the tree's live count at its
 representative).  Footnote 7: under SINGLE-HEAD, acyclicity is "not in the same tree"; union
 by rank keeps every tree's depth below log2(n), so the find of the few queried words takes
@@ -47,18 +52,19 @@ row, O(n) per configuration, which is what makes beam steps grow with n (measure
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import torch
 from torch import Tensor
 
 from neuralparse.systems.base import Gold, TransitionSystem
-from neuralparse.systems.planar_oracle import in_class as reference_in_class
+from neuralparse.systems.planar.reference import in_class as reference_in_class
 from neuralparse.systems.state import NULL_TOKEN, State
 from neuralparse.trees.planarity import plane_assignment
 
 SHIFT, REDUCE, LEFT_ARC, RIGHT_ARC, SWITCH = range(5)
 
-# Columns of the per-word table ``state.scalars["words"]``.
+# Columns of the per-word table ``state.tables["words"]``.
 HAS_HEAD, LIVES, PARENT, RANK, TREE_LIVES = range(5)
 WORD_COLUMNS = 5
 
@@ -97,20 +103,15 @@ class Multiplanar(TransitionSystem):
         self.stack_names = ("stack", *(f"stack{m}" for m in range(1, self.k)))
 
     # -- state ------------------------------------------------------------------------------
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> State:
-        lengths = self.lengths_tensor(lengths, device)
-        state = State.create(
-            lengths,
-            stacks=dict.fromkeys(self.stack_names, False),
-            scalars={"killed": 0, "switches": 0, "plane": 0},
-            n_max=n_max,
-        )
+    state_scalars = MappingProxyType({"killed": 0, "switches": 0, "plane": 0})
+
+    @property
+    def state_stacks(self) -> dict[str, bool]:
+        return dict.fromkeys(self.stack_names, False)
+
+    def prepare(self, state: State) -> None:
+        """The per-word table and the headless counters of the initial configurations."""
+        lengths = state.lengths
         batch = lengths.shape[0]
         width = state.n_max + 2
         positions = torch.arange(width, device=lengths.device).expand(batch, width)
@@ -120,10 +121,9 @@ class Multiplanar(TransitionSystem):
         words[:, LIVES] = is_word.to(dtype)
         words[:, PARENT] = positions.to(dtype)
         words[:, TREE_LIVES] = is_word.to(dtype)
-        state.scalars["words"] = words
+        state.tables["words"] = words
         state.scalars["headless"] = lengths.clone()
         state.scalars["headless_sum"] = lengths * (lengths + 1) // 2
-        return state
 
     def terminal(self, state: State) -> Tensor:
         return state.scalars["front"] > state.lengths
@@ -142,7 +142,7 @@ class Multiplanar(TransitionSystem):
     # -- reading the configuration ---------------------------------------------------------
     def _find(self, state: State, nodes: Tensor) -> Tensor:
         """Union-find representatives ``[B, Q]`` of the words ``nodes [B, Q]`` (clamped)."""
-        parent = state.scalars["words"][:, PARENT]
+        parent = state.tables["words"][:, PARENT]
         rep = nodes
         # Union by rank: depth <= floor(log2(tree size)); a fixed number of gathers.
         for _ in range(max(1, parent.shape[1]).bit_length()):
@@ -151,7 +151,7 @@ class Multiplanar(TransitionSystem):
 
     def _view(self, state: State) -> dict[str, Tensor]:
         """The quantities the mask, apply and the oracle share, computed once per step."""
-        words = state.scalars["words"]
+        words = state.tables["words"]
         width = words.shape[2]
         front = state.scalars["front"]
         top = state.pool.token[state.tops["stack"]]
@@ -186,7 +186,7 @@ class Multiplanar(TransitionSystem):
         connected = v["rep_top"] == v["rep_front"]
 
         shift = running & (~last | (state.scalars["headless"] == 1))
-        # Restriction 1 (planar_oracle): a kill keeps the tree live; a headless kill needs
+        # Restriction 1 (planar.reference): a kill keeps the tree live; a headless kill needs
         # no earlier one and, at the last word, must not strand the last word's tree.
         held_elsewhere = _table_get(words, v["top_index"], LIVES) >= 2
         tree_live = _table_get(words, v["rep_top"], TREE_LIVES) >= 2
@@ -293,7 +293,7 @@ class Multiplanar(TransitionSystem):
         parts += [state.stack_tokens(name, 1) for name in self.stack_names[1:]]
         return torch.cat(parts, 1)
 
-    # -- static oracle (Lemma 5 / Lemma 7, as planar_oracle.oracle) ----------------------------
+    # -- static oracle (Lemma 5 / Lemma 7, as reference.oracle) -----------------------------
     def gold_extra(self, heads: Sequence[int]) -> dict[str, list[int]]:
         """``plane[d]``: plane of the arc into ``d`` (-1: root arc or not k-planar);
         ``lowest{p}[j]``: smallest left endpoint of ``j``'s arcs on plane ``p`` (-1: none)."""
@@ -353,10 +353,22 @@ class Multiplanar(TransitionSystem):
 
 class Planar(Multiplanar):
     """The planar system, §3.3, with SINGLE-HEAD and ACYCLICITY (§3.3.2) and the UD root
-    restrictions of :mod:`neuralparse.systems.planar_oracle`.  Its class: single-rooted
+    restrictions of :mod:`neuralparse.systems.planar.reference`.  Its class: single-rooted
     trees whose word-to-word arcs do not cross."""
 
     name = "planar"
     k = 1
     transitions = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
+
+
+class TwoPlanar(Multiplanar):
+    """The 2-planar system, §5.1 ``S2P`` with ShAc (§5.1.2), the SWITCH restrictions and the
+    UD root restrictions.  Its class: single-rooted trees whose word-to-word arcs are
+    2-planar (§4.1)."""
+
+    name = "two_planar"
+    k = 2
+    transitions = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC", "SWITCH")
+    arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
+    feature_names = ("s0", "s1", "s2", "b0", "t0")

@@ -5,13 +5,14 @@ Gómez-Rodríguez & Nivre (2013): the planar system (§3.3) is the one-stack cas
 (§5, "using k stacks instead of only one"):
 
 * ``SHIFT`` pushes the buffer front onto *every* stack (§5.1 SHIFT2P);
-* ``REDUCE`` pops the active stack; it needs no head (§5.1, SEED-NOTES "2-planar");
+* ``REDUCE`` pops the active stack; it needs no head (§5.1; design note
+  ``docs/dev/notes/02-multiplanar.md``);
 * ``LEFT-ARC`` adds ``front -> top`` and ``RIGHT-ARC`` adds ``top -> front`` without popping
   (the divisible LEFT-ARC / RIGHT-ARC of §3.1, Figure 6);
 * ``SWITCH`` (k > 1) makes the next stack active; for k = 2 it swaps the two stacks.
 
 This module is the readable specification that the tensor systems of
-:mod:`neuralparse.systems.planar` and :mod:`neuralparse.systems.two_planar` are tested
+:mod:`neuralparse.systems.planar.system` (planar and 2-planar) are tested
 against; it copies its lists on every transition and makes no attempt at speed.
 
 Restrictions (the legal mask)
@@ -19,7 +20,7 @@ Restrictions (the legal mask)
 * SINGLE-HEAD and ACYCLICITY, §3.3.2 / §5.1.2 (``LEFT-ARC_ShAc``, ``RIGHT-ARC_ShAc``): the
   dependent has no head and the two words are not connected (``¬ i <->* j``).  Under
   SINGLE-HEAD the new dependent is the root of its own tree, so "connected" is "same tree
-  root" (footnote 7's component book-keeping; SEED-NOTES "2-planar").
+  root" (footnote 7's component book-keeping; design note 02).
 * No more than ``k - 1`` consecutive SWITCHes (§5.1.3: "no two consecutive SWITCHes" for
   k = 2), so greedy decoding cannot loop; and no SWITCH that can only reach empty stacks (for
   k = 2: the inactive stack must be non-empty), which would be a dead end at the last word

@@ -1,19 +1,19 @@
 """Three-step non-projective parsing (Lacroix & Béchet 2014) on the tensor state batch.
 
 One :class:`ThreeStep` system runs the three steps of §4 one after the other on each
-configuration, with a per-configuration ``phase``:
+configuration; the scalar ``step`` says which step a configuration is in:
 
-0. **Step 1**, arc-eager (§4.1, Table 2) over the projectivized tree whose lifted arcs are
+1. **Step 1**, arc-eager (§4.1, Table 2) over the projectivized tree whose lifted arcs are
    the anchors: the engine's :class:`~neuralparse.systems.arc_eager.ArcEager` transitions,
    legality and oracle, reused unchanged on the same state.
-1. **Step 2**, the left-to-right valency pass (Table 3): ``LSHIFT``, ``PUT-VALENCY-SW:l``
+2. **Step 2**, the left-to-right valency pass (Table 3): ``LSHIFT``, ``PUT-VALENCY-SW:l``
    (``↙l``), ``DIST-LEFT:l`` (``↖l``).
-2. **Step 3**, its mirror image, right to left (Table 4): ``RSHIFT``, ``PUT-VALENCY-SE:l``
+3. **Step 3**, its mirror image, right to left (Table 4): ``RSHIFT``, ``PUT-VALENCY-SE:l``
    (``↘l``), ``DIST-RIGHT:l`` (``↗l``).
-3. Done (terminal).
+4. Done (``DONE``, terminal).
 
 The semantics, the decisions taken where the paper is inconsistent and the composed static
-oracle are those of :mod:`neuralparse.systems.three_step_reference` (the readable reference
+oracle are those of :mod:`neuralparse.systems.three_step.reference` (the readable reference
 this module is tested against): PutValency does not move the word, one valency per word and
 pass and no Dist after it, Dist(l) pairs the focus word with the nearest unconsumed ``l``
 valency (First Available), only if the result stays a tree, and a word re-headed in step 2
@@ -24,13 +24,15 @@ array ``valency`` plus, per label, the nearest unconsumed word ``tops[l]`` and a
 ``prev`` link to the next one: FA pairing is LIFO per label, so PutValency pushes and Dist
 pops in O(1), and "consumed" is implicit (popped).  The tree being corrected is a dense
 ``heads``/``labels`` array per configuration (written by step 1 from the arc log as arcs are
-built).  Two documented exceptions to the engine's O(1)-per-configuration rule:
+built).  These word-indexed arrays are per-word tables (``State.tables``).  Two documented
+exceptions to the engine's O(1)-per-configuration rule:
 
-* :meth:`State.reorder` gathers these word-indexed arrays: O(n) per configuration per beam
-  reordering (the arc-eager phase is unaffected in its own work, but pays the copy too);
-* the acyclicity check of Dist (the paper's Table 3 condition omits it; SEED-NOTES shows it
-  is needed): Dist(l) makes the focus word the head of the nearest ``l`` valency word, which
-  closes a cycle exactly when that word is the focus word or one of its ancestors.  The
+* :meth:`State.reorder` gathers the tables: O(n) per configuration per beam reordering
+  (step 1 is unaffected in its own work, but pays the copy too);
+* the acyclicity check of Dist (the paper's Table 3 condition omits it; without it, random
+  walks produce cycles: design note ``docs/dev/notes/04-three-step.md``): Dist(l) makes the
+  focus word the head of the nearest ``l`` valency word, which closes a cycle exactly when
+  that word is the focus word or one of its ancestors.  The
   ancestors are found by pointer jumping over the dense head array (:func:`is_ancestor`):
   ⌈log2(n + 1)⌉ rounds of gathers over ``[B, n + 1]``, O(n log n) work per configuration
   and legal mask but a fixed number of tensor operations, none of which reads a value on the
@@ -46,12 +48,14 @@ Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper
 buffer word ``w_i``), ``focus_head`` (its current head ``w_j``: the projective one, except in
 step 3 for a word step 2 re-headed) and ``theta0``
 (the most recent unconsumed valency); :meth:`ThreeStep.valency_features` gives the presence
-of each label in θ.
+of each label in θ, which the model reads as the system's summary features
+(:meth:`ThreeStep.summary_features`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import torch
 from torch import Tensor
@@ -60,12 +64,13 @@ from neuralparse.systems.arc_eager import ArcEager
 from neuralparse.systems.arc_standard import single_rooted
 from neuralparse.systems.base import Gold, TransitionSystem
 from neuralparse.systems.state import State
-from neuralparse.systems.three_step_reference import three_step_target
+from neuralparse.systems.three_step.reference import three_step_target
 
 # Transition ids; the first four are arc-eager's, in its own order, so its ids carry over.
 ARC_EAGER_TRANSITIONS = 4
 LSHIFT, PUT_SW, DIST_LEFT, RSHIFT, PUT_SE, DIST_RIGHT = range(4, 10)
-STEP1, STEP2, STEP3, DONE = range(4)
+STEP1, STEP2, STEP3, DONE = range(1, 5)
+"""Values of the scalar ``step``: the paper's step a configuration is in, or done."""
 
 
 def is_ancestor(heads: Tensor, candidates: Tensor, word: Tensor) -> Tensor:
@@ -96,10 +101,7 @@ class ThreeStepState(State):
     the first arc of each dependent only by the order of an indexed write)."""
 
     def heads_and_labels(self) -> tuple[Tensor, Tensor]:
-        return self.scalars["heads"].clone(), self.scalars["labels"].clone()
-
-    def reorder(self, parent: Tensor) -> ThreeStepState:
-        return ThreeStepState(**vars(super().reorder(parent)))
+        return self.tables["heads"].clone(), self.tables["labels"].clone()
 
 
 class ThreeStep(TransitionSystem):
@@ -124,11 +126,13 @@ class ThreeStep(TransitionSystem):
     """Transitions taking a label (PutValency builds no arc but names its valency)."""
     feature_names = ("s0", "s1", "s2", "b0", "focus", "focus_head", "theta0")
     graph_safe = True
+    derivations_in_class = False  # Dist can build arcs no lifting anchors (see in_class)
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:
         super().__init__(labels, root_label=root_label)
         self.step1 = ArcEager(labels, root_label=root_label)
         self.width = max(1, len(self.labels))  # valency names (one when unlabeled)
+        self.summary_size = self.width
 
     def action_steps(self) -> list[int]:
         """The step (1, 2 or 3) each action belongs to, e.g. for one classifier per step as
@@ -137,29 +141,26 @@ class ThreeStep(TransitionSystem):
         return [step_of[self.transition_id(self.decode(a)[0])] for a in range(self.num_actions)]
 
     def step_of(self, state: State) -> Tensor:
-        """``[B]`` the step each configuration is in (1-3; 4 once terminal)."""
-        return state.scalars["phase"] + 1
+        """``[B]`` the step each configuration is in (1-3; 4 = ``DONE`` once terminal)."""
+        return state.scalars["step"].clone()
 
     # -- state ------------------------------------------------------------------------------
-    def initial(
-        self,
-        lengths: Tensor | Sequence[int],
-        device: torch.device | None = None,
-        *,
-        n_max: int | None = None,
-    ) -> State:
-        state = ThreeStepState(**vars(self.step1.initial(lengths, device, n_max=n_max)))
+    state_class = ThreeStepState
+    state_stacks = ArcEager.state_stacks
+    state_scalars = MappingProxyType({**ArcEager.state_scalars, "step": STEP1, "focus": 0})
+    state_node_attrs = ArcEager.state_node_attrs
+
+    def prepare(self, state: State) -> None:
+        """Arc-eager's initial configuration plus the per-word tables of steps 2-3 (the
+        documented O(n) per beam reordering), then straight to the step each sentence
+        starts in."""
         batch, words = state.batch_size, state.n_max + 1
         dev = state.device
 
         def full(*shape: int, fill: int = -1) -> Tensor:
             return torch.full(shape, fill, dtype=torch.long, device=dev)
 
-        # Word-indexed per-configuration arrays live among the scalars so that reorder
-        # gathers them with the rest (the documented O(n) per reordering).
-        state.scalars.update(
-            phase=full(batch, fill=STEP1),
-            focus=full(batch, fill=0),
+        state.tables.update(
             heads=full(batch, words),
             labels=full(batch, words),
             reheaded=full(batch, words, fill=0),
@@ -168,24 +169,23 @@ class ThreeStep(TransitionSystem):
             tops=full(batch, 2, self.width),
         )
         self._advance(state)
-        return state
 
     def _advance(self, state: State) -> None:
         """Move configurations whose step is over to the next step (chained, so that an
         empty sentence goes straight to DONE)."""
         s = state.scalars
         n = state.lengths
-        to2 = (s["phase"] == STEP1) & (s["front"] > n)
-        s["phase"] = torch.where(to2, STEP2, s["phase"])
+        to2 = (s["step"] == STEP1) & (s["front"] > n)
+        s["step"] = torch.where(to2, STEP2, s["step"])
         s["focus"] = torch.where(to2, 1, s["focus"])
-        to3 = (s["phase"] == STEP2) & (s["focus"] > n)
-        s["phase"] = torch.where(to3, STEP3, s["phase"])
+        to3 = (s["step"] == STEP2) & (s["focus"] > n)
+        s["step"] = torch.where(to3, STEP3, s["step"])
         s["focus"] = torch.where(to3, n, s["focus"])
-        done = (s["phase"] == STEP3) & (s["focus"] < 1)
-        s["phase"] = torch.where(done, DONE, s["phase"])
+        done = (s["step"] == STEP3) & (s["focus"] < 1)
+        s["step"] = torch.where(done, DONE, s["step"])
 
     def terminal(self, state: State) -> Tensor:
-        return state.scalars["phase"] == DONE
+        return state.scalars["step"] == DONE
 
     # -- reading the valency passes ---------------------------------------------------------
     def _pass_view(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
@@ -193,10 +193,10 @@ class ThreeStep(TransitionSystem):
         whether the configuration is in step 2 or 3)``."""
         s = state.scalars
         rows = torch.arange(state.batch_size, device=state.device)
-        passing = (s["phase"] == STEP2) | (s["phase"] == STEP3)
-        pass_index = (s["phase"] == STEP3).long()
-        focus = s["focus"].clamp(0, s["heads"].shape[1] - 1)
-        tops = s["tops"][rows, pass_index]
+        passing = (s["step"] == STEP2) | (s["step"] == STEP3)
+        pass_index = (s["step"] == STEP3).long()
+        focus = s["focus"].clamp(0, state.tables["heads"].shape[1] - 1)
+        tops = state.tables["tops"][rows, pass_index]
         return rows, pass_index, focus, tops, passing
 
     def valency_features(self, state: State) -> Tensor:
@@ -204,19 +204,23 @@ class ThreeStep(TransitionSystem):
         _, _, _, tops, passing = self._pass_view(state)
         return (tops >= 0) & passing[:, None]
 
+    def summary_features(self, state: State) -> Tensor:
+        """:meth:`valency_features` as floats (``summary_size`` = the valency names)."""
+        return self.valency_features(state).float()
+
     # -- legality ---------------------------------------------------------------------------
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         s = state.scalars
         rows, pass_index, focus, tops, passing = self._pass_view(state)
-        in_step1 = s["phase"] == STEP1
+        in_step1 = s["step"] == STEP1
         ae_legal, ae_root = self.step1.transition_legal(state)
         ae_legal = ae_legal & in_step1[:, None]
-        has_valency = s["valency"][rows, pass_index, focus] >= 0
-        put = passing & ~has_valency & (s["reheaded"][rows, focus] == 0)
+        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
+        put = passing & ~has_valency & (state.tables["reheaded"][rows, focus] == 0)
         # Per-label Dist legality is applied in `legal`; here: some label may pair.
         dist = passing & ~has_valency & (tops >= 0).any(1)
-        step2 = s["phase"] == STEP2
-        step3 = s["phase"] == STEP3
+        step2 = s["step"] == STEP2
+        step3 = s["step"] == STEP3
         legal = torch.cat(
             [
                 ae_legal,
@@ -232,9 +236,9 @@ class ThreeStep(TransitionSystem):
         """``[B, L]`` whether Dist with each label is legal: an unconsumed valency exists and
         pairing it with the focus word keeps the structure a tree."""
         rows, pass_index, focus, tops, passing = self._pass_view(state)
-        has_valency = state.scalars["valency"][rows, pass_index, focus] >= 0
+        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
         ok = (tops >= 0) & (passing & ~has_valency)[:, None]
-        return ok & ~is_ancestor(state.scalars["heads"], tops, focus)
+        return ok & ~is_ancestor(state.tables["heads"], tops, focus)
 
     def legal(self, state: State) -> Tensor:
         mask = super().legal(state)
@@ -251,7 +255,7 @@ class ThreeStep(TransitionSystem):
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
     ) -> None:
         s = state.scalars
-        in_step1 = active & (s["phase"] == STEP1)
+        in_step1 = active & (s["step"] == STEP1)
         self._apply_step1(state, in_step1, transitions.clamp(max=ARC_EAGER_TRANSITIONS - 1), labels)
         rows, pass_index, focus, tops, _ = self._pass_view(state)
         label = labels.clamp(min=0)  # the single valency name when unlabeled
@@ -260,22 +264,26 @@ class ThreeStep(TransitionSystem):
         dist = active & ((transitions == DIST_LEFT) | (transitions == DIST_RIGHT))
         # In place: `reorder` gives every derived state its own copies of these arrays.
         # PutValency(l): push the focus word on label l's FA stack.
-        valency, prev = s["valency"], s["prev"]
+        valency, prev = state.tables["valency"], state.tables["prev"]
         top_l = tops.gather(1, label[:, None])[:, 0]
         valency[rows, pass_index, focus] = torch.where(put, label, valency[rows, pass_index, focus])
         prev[rows, pass_index, focus] = torch.where(put, top_l, prev[rows, pass_index, focus])
         # Dist(l): pop the nearest unconsumed l valency and make the focus word its head.
         dependent = top_l.clamp(min=0)
         below = prev[rows, pass_index, dependent]
-        s["tops"][rows, pass_index, label] = torch.where(
+        state.tables["tops"][rows, pass_index, label] = torch.where(
             put, focus, torch.where(dist, below, top_l)
         )
-        heads, out_labels, reheaded = s["heads"], s["labels"], s["reheaded"]
+        heads, out_labels, reheaded = (
+            state.tables["heads"],
+            state.tables["labels"],
+            state.tables["reheaded"],
+        )
         heads[rows, dependent] = torch.where(dist, focus, heads[rows, dependent])
         out_labels[rows, dependent] = torch.where(dist, labels, out_labels[rows, dependent])
         reheaded[rows, dependent] = torch.where(dist, 1, reheaded[rows, dependent])
-        step = torch.where(s["phase"] == STEP2, 1, -1)
-        s["focus"] = torch.where(shift, s["focus"] + step, s["focus"])
+        direction = torch.where(s["step"] == STEP2, 1, -1)
+        s["focus"] = torch.where(shift, s["focus"] + direction, s["focus"])
         self._advance(state)
 
     def _apply_step1(
@@ -290,24 +298,23 @@ class ThreeStep(TransitionSystem):
         rows = torch.arange(state.batch_size, device=state.device)
         built = dep >= 0
         column = dep.clamp(min=0)
-        s = state.scalars
-        heads, out_labels = s["heads"], s["labels"]
+        heads, out_labels = state.tables["heads"], state.tables["labels"]
         heads[rows, column] = torch.where(built, head, heads[rows, column])
         out_labels[rows, column] = torch.where(built, label, out_labels[rows, column])
 
     # -- features ---------------------------------------------------------------------------
     def features(self, state: State) -> Tensor:
         rows, _, focus, tops, passing = self._pass_view(state)
-        in_step1 = (state.scalars["phase"] == STEP1)[:, None]
+        in_step1 = (state.scalars["step"] == STEP1)[:, None]
         step1 = torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1)], 1)
         step1 = torch.where(in_step1, step1, -1)
-        focus_head = state.scalars["heads"][rows, focus]
+        focus_head = state.tables["heads"][rows, focus]
         # The most recent valency: the nearest to the focus in visiting order.
-        left_to_right = state.scalars["phase"] == STEP2
+        left_to_right = state.scalars["step"] == STEP2
         latest = torch.where(
             left_to_right,
             tops.max(1).values,
-            torch.where(tops >= 0, tops, state.scalars["heads"].shape[1]).min(1).values,
+            torch.where(tops >= 0, tops, state.tables["heads"].shape[1]).min(1).values,
         )
         latest = torch.where((tops >= 0).any(1), latest, -1)
         passes = torch.stack([focus, focus_head, latest], 1)
@@ -318,7 +325,7 @@ class ThreeStep(TransitionSystem):
     def gold(self, trees: Sequence[tuple[Sequence[int], Sequence[str] | None]], device) -> Gold:
         """The gold tensors plus step 1's projectivized tree (``projective_heads``,
         ``projective_children``) and, per recovered non-projective arc, its dependent's pass
-        (``np_pass``: 1 = step 2, 2 = step 3, 0 = none) and head (``np_head``)."""
+        (``np_step``: ``STEP2``, ``STEP3``, or 0 for none) and head (``np_head``)."""
         gold = super().gold(trees, device)
         width = gold.heads.shape[1]
         tables = {
@@ -326,7 +333,7 @@ class ThreeStep(TransitionSystem):
             for key, fill in (
                 ("projective_heads", -1),
                 ("projective_children", 0),
-                ("np_pass", 0),
+                ("np_step", 0),
                 ("np_head", -1),
             )
         }
@@ -339,8 +346,7 @@ class ThreeStep(TransitionSystem):
                 0, projective, torch.ones(n, dtype=torch.long)
             )
             for arc in target.recovered:
-                step = STEP2 if arc.direction == "left" else STEP3
-                tables["np_pass"][b, arc.dependent] = step
+                tables["np_step"][b, arc.dependent] = STEP2 if arc.direction == "left" else STEP3
                 tables["np_head"][b, arc.dependent] = arc.head
         gold.extra.update({k: v.to(gold.heads.device) for k, v in tables.items()})
         return gold
@@ -360,18 +366,18 @@ class ThreeStep(TransitionSystem):
         # Steps 2-3: Dist for a label whose nearest valency belongs to an arc headed here,
         # else PutValency if the focus is a recovered dependent of this pass, else Shift.
         rows, pass_index, focus, tops, _ = self._pass_view(state)
-        phase = s["phase"]
+        step = s["step"]
         candidate = tops.clamp(min=0)
         pairs = (
             (tops >= 0)
             & (gold.extra["np_head"].gather(1, candidate) == focus[:, None])
-            & (gold.extra["np_pass"].gather(1, candidate) == phase[:, None])
+            & (gold.extra["np_step"].gather(1, candidate) == step[:, None])
         )
         dist_label = pairs.long().argmax(1)
-        has_valency = s["valency"][rows, pass_index, focus] >= 0
-        put = (gold.extra["np_pass"][rows, focus] == phase) & ~has_valency
+        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
+        put = (gold.extra["np_step"][rows, focus] == step) & ~has_valency
         put_label = gold.labels[rows, focus]
-        step2 = phase == STEP2
+        step2 = step == STEP2
         transition = torch.where(
             pairs.any(1),
             torch.where(step2, DIST_LEFT, DIST_RIGHT),
@@ -381,7 +387,7 @@ class ThreeStep(TransitionSystem):
         )
         label = torch.where(pairs.any(1), dist_label, put_label)
         passes = self.actions_for(transition, label)
-        return torch.where(phase == STEP1, step1, passes)
+        return torch.where(step == STEP1, step1, passes)
 
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         """Whether the composed oracle reproduces the tree exactly: single-rooted and no two
