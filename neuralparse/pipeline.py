@@ -51,7 +51,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict, Unpack
 
 import numpy as np
 import torch
@@ -555,29 +555,23 @@ class _Run:
         self.results.close()
 
 
+class PipelineSettings(TypedDict):
+    """How :func:`run_pipeline` runs (the keywords of ``_Run``)."""
+
+    workers: int
+    chunk_size: int
+    read_ahead: int
+    on_output: Callable[[], None]
+
+
 def run_pipeline(
-    pieces: Iterator[Piece],
-    out: TextIO,
-    stages: Stages,
-    *,
-    workers: int,
-    chunk_size: int,
-    read_ahead: int,
-    on_output: Callable[[], None],
+    pieces: Iterator[Piece], out: TextIO, stages: Stages, **settings: Unpack[PipelineSettings]
 ) -> tuple[int, list[SkippedSentence]]:
     """Parse the sentences of ``pieces`` with ``workers`` processes into ``out`` in chunks of
     ``chunk_size`` sentences, handing out pieces while fewer than ``read_ahead`` of their
     sentences wait to be decoded; ``on_output()`` is called after each write.  Returns the
     number of sentences parsed and those that lenient reading skipped, in input order."""
-    run = _Run(
-        pieces,
-        out,
-        stages,
-        workers=workers,
-        chunk_size=chunk_size,
-        read_ahead=read_ahead,
-        on_output=on_output,
-    )
+    run = _Run(pieces, out, stages, **settings)
     finished = False
     try:
         outcome = run.run()

@@ -4,7 +4,8 @@ Data flows one way (file -> sentences -> tensors -> states -> actions -> trees -
 what training and prediction share lives in :mod:`neuralparse.runtime`; these tests keep it
 so: no import cycle between the package's modules (imports inside functions count: hiding a
 cycle there is still a cycle), and neither end of the pipeline reaching into the other.
-Imports under ``if TYPE_CHECKING:`` are for annotations only and are left out.
+Imports under ``if TYPE_CHECKING:`` are for annotations only and are left out.  No module is
+longer than :data:`MAX_MODULE_LINES`.
 """
 
 from __future__ import annotations
@@ -124,3 +125,19 @@ def test_data_flows_one_way(importer: str, forbidden: tuple[str, ...]) -> None:
         if any(target == f or target.startswith(f + ".") for f in forbidden)
     )
     assert not wrong, "; ".join(wrong)
+
+
+MAX_MODULE_LINES = 600
+"""A module longer than this does more than one thing: split it along a seam (its docstring
+says what it is for)."""
+
+
+def test_no_module_is_too_long() -> None:
+    lengths = {
+        str(path.relative_to(PACKAGE.parent)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+    too_long = [
+        f"{name} ({lines} lines)" for name, lines in lengths.items() if lines > MAX_MODULE_LINES
+    ]
+    assert not too_long, f"over {MAX_MODULE_LINES} lines: " + ", ".join(too_long)

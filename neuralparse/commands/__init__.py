@@ -23,7 +23,7 @@ from collections.abc import Sequence
 COMMANDS = {
     "train": ("neuralparse.commands.train", "train a parser (Hydra key=value overrides)"),
     "predict": ("neuralparse.commands.predict", "parse CoNLL-U, text or raw text"),
-    "evaluate": ("neuralparse.evaluate", "score a system file against gold (CoNLL 2018)"),
+    "evaluate": ("neuralparse.commands.evaluate", "score a system file against gold (CoNLL 2018)"),
     "analyze": ("neuralparse.analyze", "tree-class coverage of CoNLL-U files"),
     "oracle": ("neuralparse.oracle", "replay a transition system's static oracle"),
     "show": ("neuralparse.show", "draw dependency trees as HTML, SVG or PNG"),

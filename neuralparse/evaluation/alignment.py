@@ -49,22 +49,15 @@ from neuralparse.evaluation.conll18 import (
     universal_features,
     universal_label,
 )
-from neuralparse.evaluation.metrics import TAG_SCORE_COLUMNS, Scores, evaluate
+from neuralparse.evaluation.metrics import evaluate
+from neuralparse.evaluation.scores import CORE_KEYS, TAG_SCORE_COLUMNS, Scores
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.sentence import UNSPECIFIED
 
-#: The CoNLL 2018 scores of an aligned evaluation, in :class:`Scores` field names.
-ALIGNED_KEYS: tuple[str, ...] = (
-    "uas",
-    "las",
-    "clas",
-    "mlas",
-    "blex",
-    "upos",
-    "xpos",
-    "ufeats",
-    "alltags",
-    "lemmas",
+#: The CoNLL 2018 scores of an aligned evaluation, in :class:`Scores` field names: those of
+#: :data:`~neuralparse.evaluation.scores.CORE_KEYS` up to ``lemmas``, but ``las_full``.
+ALIGNED_KEYS: tuple[str, ...] = tuple(
+    key for key in CORE_KEYS[: CORE_KEYS.index("lemmas") + 1] if key != "las_full"
 )
 
 _MULTIWORD_ID = re.compile(r"([0-9]+)-([0-9]+)")
@@ -389,33 +382,10 @@ def _aligned_scores(gold: _Side, pred: _Side, pairs: Sequence[tuple[int, int]]) 
         else:
             f1_counts[key] = F1Counts(correct[key], len(gold.forms), len(pred.forms))
 
-    def f1(key: str) -> float | None:
-        return f1_counts[key].f1 if key in f1_counts else None
-
-    return Scores(
-        uas=f1("uas"),
-        las=f1("las"),
-        clas=f1("clas"),
-        mlas=f1("mlas"),
-        blex=f1("blex"),
-        upos=f1("upos"),
-        xpos=f1("xpos"),
-        ufeats=f1("ufeats"),
-        alltags=f1("alltags"),
-        lemmas=f1("lemmas"),
-        las_full=None,
-        uas_nopunct=None,
-        las_nopunct=None,
-        exact_unlabeled=None,
-        exact_labeled=None,
-        nonproj_precision=None,
-        nonproj_recall=None,
-        crossed_recall=None,
-        uncrossed_recall=None,
+    return Scores.from_values(
+        {key: counts.f1 for key, counts in f1_counts.items()},
         words=len(gold.forms),
         sentences=len(gold.sentences),
-        nonproj_labeled_precision=None,
-        nonproj_labeled_recall=None,
         f1_counts=f1_counts,
     )
 

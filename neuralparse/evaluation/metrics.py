@@ -69,10 +69,9 @@ files whose sentences or words differ (:class:`~neuralparse.errors.InputError`).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from neuralparse.errors import InputError
 from neuralparse.evaluation.conll18 import (
@@ -84,9 +83,41 @@ from neuralparse.evaluation.conll18 import (
     universal_features,
     universal_label,
 )
+from neuralparse.evaluation.scores import (
+    CORE_KEYS,
+    F1_KEYS,
+    SCORE_KEYS,
+    TAG_SCORE_COLUMNS,
+    LabelScores,
+    LengthScores,
+    Ratio,
+    Scores,
+    percent,
+    predicted_tag_scores_only,
+)
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.sentence import UNSPECIFIED
 from neuralparse.trees.core import crossed_arcs, nonprojective_arcs
+
+__all__ = [
+    "CORE_KEYS",
+    "F1_KEYS",
+    "LENGTH_BUCKETS",
+    "SCORE_KEYS",
+    "TAG_SCORE_COLUMNS",
+    "LabelScores",
+    "LengthScores",
+    "Ratio",
+    "ScoreAccumulator",
+    "Scores",
+    "check_aligned",
+    "evaluate",
+    "evaluate_files",
+    "is_punctuation",
+    "percent",
+    "predicted_tag_scores_only",
+    "tag_columns",
+]
 
 #: Sentence-length buckets for the per-length breakdown: (low, high), both inclusive;
 #: ``None`` means unbounded.
@@ -98,174 +129,10 @@ LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = (
     (41, None),
 )
 
-#: The metrics of ``--json`` and :meth:`Scores.to_dict`, in output order.
-CORE_KEYS: tuple[str, ...] = (
-    "uas",
-    "las",
-    "las_full",
-    "clas",
-    "mlas",
-    "blex",
-    "upos",
-    "xpos",
-    "ufeats",
-    "alltags",
-    "lemmas",
-    "uas_nopunct",
-    "las_nopunct",
-    "exact_unlabeled",
-    "exact_labeled",
-    "nonproj_precision",
-    "nonproj_recall",
-    "crossed_recall",
-    "uncrossed_recall",
-    "words",
-    "sentences",
-)
-
-#: The scores that need tag columns, and the :class:`TagColumns` fields each one needs.
-TAG_SCORE_COLUMNS: Mapping[str, tuple[str, ...]] = {
-    "upos": ("upos",),
-    "xpos": ("xpos",),
-    "ufeats": ("feats",),
-    "alltags": ("upos", "xpos", "feats"),
-    "lemmas": ("lemmas",),
-    "mlas": ("upos", "feats"),
-    "blex": ("lemmas",),
-}
-
-#: The CoNLL 2018 content-word scores, reported as F1 (see :class:`F1Counts`).
-F1_KEYS: tuple[str, ...] = ("clas", "mlas", "blex")
-
-
-def predicted_tag_scores_only(scores: dict[str, Any], predicted: Iterable[str]) -> dict[str, Any]:
-    """``scores`` (a :meth:`Scores.to_dict`) with every score that depends on a tag column
-    (:data:`TAG_SCORE_COLUMNS`) set to ``None`` unless all its columns are among
-    ``predicted``: a column the system copied from its input would score its tagger as
-    perfect."""
-    have = set(predicted)
-    return {
-        key: None if key in TAG_SCORE_COLUMNS and not set(TAG_SCORE_COLUMNS[key]) <= have else value
-        for key, value in scores.items()
-    }
-
 
 def is_punctuation(form: str) -> bool:
     """CoNLL-X punctuation: a non-empty FORM made only of Unicode punctuation (category P*)."""
     return bool(form) and all(unicodedata.category(char).startswith("P") for char in form)
-
-
-def percent(correct: int, total: int) -> float | None:
-    """``100 * correct / total``, or ``None`` when ``total`` is 0 (the score is undefined)."""
-    return 100.0 * correct / total if total else None
-
-
-@dataclass
-class Ratio:
-    """A count of correct items over a count of eligible items."""
-
-    correct: int = 0
-    total: int = 0
-
-    def add(self, is_correct: bool) -> None:
-        self.total += 1
-        self.correct += int(is_correct)
-
-    @property
-    def percent(self) -> float | None:
-        return percent(self.correct, self.total)
-
-
-@dataclass(frozen=True)
-class LabelScores:
-    """Per gold/predicted label figures for ``--verbose``.
-
-    Labels are full DEPRELs (``nmod:poss`` and ``nmod`` are separate rows). ``precision`` /
-    ``recall`` compare the label alone (words predicted with this label whose gold label is the
-    same, over predicted / gold words with this label); ``las`` is the fraction of gold words
-    with this label that got both the correct head and this full label.
-    """
-
-    gold: int
-    predicted: int
-    precision: float | None
-    recall: float | None
-    las: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "gold": self.gold,
-            "predicted": self.predicted,
-            "precision": self.precision,
-            "recall": self.recall,
-            "las": self.las,
-        }
-
-
-@dataclass(frozen=True)
-class LengthScores:
-    """Attachment scores of the sentences whose length falls in one bucket; ``las`` is the
-    CoNLL 2018 LAS (universal part of DEPREL), so the buckets recombine into ``las``."""
-
-    bucket: str
-    sentences: int
-    words: int
-    uas: float | None
-    las: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"sentences": self.sentences, "words": self.words, "uas": self.uas, "las": self.las}
-
-
-@dataclass(frozen=True)
-class Scores:
-    """Result of an evaluation; see the module docstring for every definition.
-
-    ``ratios`` holds the (correct, total) counts behind each reported percentage except the
-    content-word F1 scores, whose counts are in ``f1_counts``; neither holds a tag score that
-    is not reported (``None`` because a column is missing).
-    """
-
-    uas: float | None
-    las: float | None
-    las_full: float | None
-    clas: float | None
-    mlas: float | None
-    blex: float | None
-    upos: float | None
-    xpos: float | None
-    ufeats: float | None
-    alltags: float | None
-    lemmas: float | None
-    uas_nopunct: float | None
-    las_nopunct: float | None
-    exact_unlabeled: float | None
-    exact_labeled: float | None
-    nonproj_precision: float | None
-    nonproj_recall: float | None
-    crossed_recall: float | None
-    uncrossed_recall: float | None
-    words: int
-    sentences: int
-    nonproj_labeled_precision: float | None
-    nonproj_labeled_recall: float | None
-    ratios: Mapping[str, Ratio] = field(default_factory=dict)
-    f1_counts: Mapping[str, F1Counts] = field(default_factory=dict)
-    per_label: Mapping[str, LabelScores] = field(default_factory=dict)
-    per_length: tuple[LengthScores, ...] = ()
-
-    def to_dict(self, *, verbose: bool = False) -> dict[str, Any]:
-        """The ``--json`` object: exactly :data:`CORE_KEYS`; ``verbose`` adds the labeled
-        non-projective scores, ``f1_counts`` (counts, precision, recall and F1 of each reported
-        content-word score), ``per_label`` (by label) and ``per_length`` (by bucket)."""
-        result: dict[str, Any] = {key: getattr(self, key) for key in CORE_KEYS}
-        if verbose:
-            result["nonproj_labeled_precision"] = self.nonproj_labeled_precision
-            result["nonproj_labeled_recall"] = self.nonproj_labeled_recall
-            result["f1_counts"] = {key: counts.to_dict() for key, counts in self.f1_counts.items()}
-            result["per_label"] = {label: s.to_dict() for label, s in self.per_label.items()}
-            result["per_length"] = {s.bucket: s.to_dict() for s in self.per_length}
-        return result
 
 
 def _bucket_name(low: int, high: int | None) -> str:
@@ -533,37 +400,12 @@ class ScoreAccumulator:
             )
             for (low, high), counts in zip(LENGTH_BUCKETS, self.lengths, strict=True)
         )
-
-        def accuracy(name: str) -> float | None:
-            return ratios[name].percent if name in ratios else None
-
-        def f1(name: str) -> float | None:
-            return f1_counts[name].f1 if name in f1_counts else None
-
-        return Scores(
-            uas=self.uas.percent,
-            las=self.las.percent,
-            las_full=self.las_full.percent,
-            clas=f1("clas"),
-            mlas=f1("mlas"),
-            blex=f1("blex"),
-            upos=accuracy("upos"),
-            xpos=accuracy("xpos"),
-            ufeats=accuracy("ufeats"),
-            alltags=accuracy("alltags"),
-            lemmas=accuracy("lemmas"),
-            uas_nopunct=self.uas_nopunct.percent,
-            las_nopunct=self.las_nopunct.percent,
-            exact_unlabeled=self.exact_unlabeled.percent,
-            exact_labeled=self.exact_labeled.percent,
-            nonproj_precision=self.nonproj_precision.percent,
-            nonproj_recall=self.nonproj_recall.percent,
-            crossed_recall=self.crossed_recall.percent,
-            uncrossed_recall=self.uncrossed_recall.percent,
+        values = {name: ratio.percent for name, ratio in ratios.items()}
+        values.update((name, counts.f1) for name, counts in f1_counts.items())
+        return Scores.from_values(
+            values,
             words=self.uas.total,
             sentences=self.exact_unlabeled.total,
-            nonproj_labeled_precision=self.nonproj_labeled_precision.percent,
-            nonproj_labeled_recall=self.nonproj_labeled_recall.percent,
             ratios=ratios,
             f1_counts=f1_counts,
             per_label=per_label,
@@ -576,6 +418,11 @@ def _where(sentence: Sentence) -> str:
     if sentence.sent_id is not None:
         parts.append(f"sentence {sentence.sent_id}")
     return ", ".join(parts)
+
+
+def _error_at(message: str, sentence: Sentence) -> InputError:
+    """An :class:`InputError` located at ``sentence``: its file, line and id."""
+    return InputError(message, source=sentence.source, line=sentence.line, sent_id=sentence.sent_id)
 
 
 def _form_at(forms: Sequence[str], word: int) -> str:
@@ -597,26 +444,22 @@ def check_aligned(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> None:
             (i for i, (g, p) in enumerate(zip(gold_forms, pred_forms, strict=False), 1) if g != p),
             min(len(gold_forms), len(pred_forms)) + 1,
         )
-        raise InputError(
+        raise _error_at(
             f"sentence {index} differs between gold and prediction at word {word}: "
             f"gold {_form_at(gold_forms, word)} vs predicted {_form_at(pred_forms, word)} "
             f"(gold has {len(gold_forms)} words, prediction has {len(pred_forms)}; "
             f"prediction at {_where(pred_sentence)})",
-            source=gold_sentence.source,
-            line=gold_sentence.line,
-            sent_id=gold_sentence.sent_id,
+            gold_sentence,
         )
     if len(gold) != len(pred):
         gold_shorter = len(gold) < len(pred)
         shorter, longer = ("gold", "prediction") if gold_shorter else ("prediction", "gold")
         first_extra = (pred if gold_shorter else gold)[min(len(gold), len(pred))]
-        raise InputError(
+        raise _error_at(
             f"gold has {len(gold)} sentences but prediction has {len(pred)}: {shorter} ends "
             f"before {longer}'s sentence {min(len(gold), len(pred)) + 1} "
             f"at {_where(first_extra)}",
-            source=first_extra.source,
-            line=first_extra.line,
-            sent_id=first_extra.sent_id,
+            first_extra,
         )
 
 

@@ -55,7 +55,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TextIO, TypedDict, Unpack
 
 from neuralparse.errors import ConlluError, TreeError
 from neuralparse.io.sentence import COLUMNS, DEPREL_COLUMN, HEAD_COLUMN, Sentence, _Layout
@@ -319,19 +319,10 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
         feats=tuple(feats),
     )
     return Sentence(
-        forms=forms,
-        lemmas=lemmas,
-        upos=upos,
-        xpos=xpos,
-        feats=feats,
-        heads=heads,
-        deprels=deprels,
-        misc=misc,
-        sent_id=sent_id,
-        source=source,
-        line=start_line,
-        _layout=layout,
-    )
+        forms=forms, lemmas=lemmas, upos=upos, xpos=xpos, feats=feats,
+        heads=heads, deprels=deprels, misc=misc,
+        sent_id=sent_id, source=source, line=start_line, _layout=layout,
+    )  # fmt: skip
 
 
 def _parse_heads(
@@ -412,18 +403,18 @@ def iter_conllu(
                 warnings.warn(report.summary(), SkippedSentencesWarning, stacklevel=2)
 
 
-def read_conllu(
-    source: Source,
-    *,
-    lenient: bool = False,
-    check_tree: bool = True,
-    report: ReadReport | None = None,
-    name: str | None = None,
-) -> list[Sentence]:
+class ReadOptions(TypedDict, total=False):
+    """The options of :func:`iter_conllu`, which :func:`read_conllu` takes too."""
+
+    lenient: bool
+    check_tree: bool
+    report: ReadReport | None
+    name: str | None
+
+
+def read_conllu(source: Source, **options: Unpack[ReadOptions]) -> list[Sentence]:
     """All sentences of ``source`` as a list; see :func:`iter_conllu` for the options."""
-    return list(
-        iter_conllu(source, lenient=lenient, check_tree=check_tree, report=report, name=name)
-    )
+    return list(iter_conllu(source, **options))
 
 
 def parse_conllu_text(

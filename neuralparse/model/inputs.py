@@ -20,28 +20,39 @@ from torch import Tensor
 from neuralparse.model.vocab import PAD_INDEX, Vocabularies, normalize_form, split_feats
 
 
+@dataclass(kw_only=True)
+class WordColumns:
+    """The columns of the words besides their forms that both a corpus and a batch hold, flat
+    in :class:`EncodedCorpus` and padded in :class:`ModelInput` (keywords only); a column is
+    ``None`` when the vocabularies do not encode it.
+
+    ``feats`` are the ``Attribute=Value`` indices of each word (0-padded) and
+    ``feats_classes`` the index of its whole FEATS string.  The tag columns hold what the
+    input says (unknown where it says ``_``): the gold-tag encoder reads them, a tagging model
+    only uses them as training targets.  ``pretrained`` are the words' entries in the
+    pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``).
+    """
+
+    upos: Tensor | None
+    xpos: Tensor | None
+    feats: Tensor | None
+    feats_classes: Tensor | None = None
+    pretrained: Tensor | None = None
+
+
 @dataclass
-class ModelInput:
-    """A padded batch: ``[B, T]`` indices (0 = padding) and ``lengths [B]``.
+class ModelInput(WordColumns):
+    """A padded batch: ``[B, T]`` indices (0 = padding) and ``lengths [B]``; ``feats`` is
+    ``[B, T, K]`` (see :class:`WordColumns`).
 
     ``chars [U, C]`` holds the characters of the ``U`` distinct forms of the batch and
     ``form_ids [B, T]`` points each word at its row (padding points anywhere; it is masked).
-    ``feats [B, T, K]`` are the ``Attribute=Value`` indices of each word (0-padded) and
-    ``feats_classes [B, T]`` the index of its whole FEATS string.  The tag columns hold what
-    the input says (unknown where it says ``_``): the gold-tag encoder reads them, a tagging
-    model only uses them as training targets.  ``pretrained [B, T]`` are the words' entries in
-    the pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``).
     """
 
     lengths: Tensor
     words: Tensor
     form_ids: Tensor | None
     chars: Tensor | None
-    upos: Tensor | None
-    xpos: Tensor | None
-    feats: Tensor | None
-    feats_classes: Tensor | None = None
-    pretrained: Tensor | None = None
 
     def to(self, device: torch.device) -> ModelInput:
         return ModelInput(
@@ -70,19 +81,21 @@ def _pad_rows(rows: Sequence[Sequence[int]], width: int | None = None) -> Tensor
 
 
 @dataclass
-class EncodedCorpus:
-    """Flat token tensors of a whole corpus (see the module docstring)."""
+class EncodedCorpus(WordColumns):
+    """Flat token tensors of a whole corpus (see the module docstring): ``S`` sentences of
+    ``N`` words in all, ``U`` distinct forms; the :class:`WordColumns` are ``[N]``, ``feats``
+    ``[N, K]``."""
 
     starts: Tensor
+    """``[S]``: the row of each sentence's first word."""
     lengths: Tensor
+    """``[S]``: the words of each sentence."""
     words: Tensor
+    """``[N]``: each word's index in the word vocabulary."""
     form_ids: Tensor | None
+    """``[N]``: each word's row of ``char_table``."""
     char_table: Tensor | None
-    upos: Tensor | None
-    xpos: Tensor | None
-    feats: Tensor | None
-    feats_classes: Tensor | None = None
-    pretrained: Tensor | None = None
+    """``[U, C]``: the characters of each distinct form, padded (or cut) to ``C``."""
 
     @classmethod
     def build(
@@ -116,11 +129,11 @@ class EncodedCorpus:
             words.long(),
             form_ids,
             char_table,
-            upos,
-            xpos,
-            feats,
-            feats_classes,
-            pretrained,
+            upos=upos,
+            xpos=xpos,
+            feats=feats,
+            feats_classes=feats_classes,
+            pretrained=pretrained,
         )
 
     def __len__(self) -> int:

@@ -1,8 +1,9 @@
 """Static-oracle training of a BiLSTM/MLP parser for any registered transition system.
 
-:func:`prepare` does everything that can fail on bad input first (system name, data files,
-reading, label inventory), then transforms the training trees into the system's class,
-builds vocabularies and extracts the oracle configurations once.  :func:`train` runs the
+:func:`~neuralparse.training.preparation.prepare` does everything that can fail on bad input
+first (system name, data files, reading, label inventory), then transforms the training trees
+into the system's class, builds vocabularies and extracts the oracle configurations once.
+:func:`train` runs the
 epochs: batches by token count (:func:`~neuralparse.runtime.batching.token_batches`), one
 cross-entropy step over *all* configurations of a batch's sentences at once (the encoder runs
 once per batch, the scorer once over the gathered configurations), Adam with gradient
@@ -24,18 +25,17 @@ Interruptions: each epoch appends its metrics line, then saves ``last.pt`` (and
 ``checkpoint.pt`` when it is the best), each through a temporary file renamed into place, so a
 kill at any moment leaves whole checkpoints.  A run killed after the metrics line but before
 ``last.pt`` is resumed from the epoch before: a run first drops the metrics lines of the
-epochs after the one it starts from (:func:`forget_epochs_after`), so each epoch appears once.
+epochs after the one it starts from (:func:`~neuralparse.training.resume.forget_epochs_after`),
+so each epoch appears once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import time
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,32 +44,53 @@ import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from neuralparse.config import ModelConfig, SearchConfig, TrainConfig, resolve_data_files
+from neuralparse.config import ModelConfig, TrainConfig, resolve_data_files
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
-from neuralparse.io import Sentence, read_conllu
-from neuralparse.io.sources import partial_file, replacing
+from neuralparse.io import Sentence
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies, vocabularies_for
+from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
-from neuralparse.runtime.checkpoint import (
-    CheckpointError,
-    LoadedParser,
-    checkpoint_data,
-    load_parser,
-    save_checkpoint,
-    weight_mismatch,
-)
+from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
 from neuralparse.runtime.devices import resolve_device, set_threads
-from neuralparse.search import SEARCHES
 from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
-from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
-from neuralparse.training.examples import OracleExamples, extract_oracle_examples
-from neuralparse.training.transforms import TransformReport, prepare_trees
+from neuralparse.systems import TransitionSystem
+from neuralparse.training.examples import OracleExamples
+from neuralparse.training.preparation import (
+    Prepared,
+    build_system,
+    check_system_name,
+    prepare,
+    read_split,
+)
+from neuralparse.training.resume import Progress, differing_keys, forget_epochs_after, restore
+
+__all__ = [
+    "CHECKPOINT_NAME",
+    "DEV_KEYS",
+    "LAST_NAME",
+    "METRICS_NAME",
+    "Prepared",
+    "Progress",
+    "TrainResult",
+    "build_system",
+    "check_system_name",
+    "configured_test_file",
+    "differing_keys",
+    "evaluate_parser",
+    "forget_epochs_after",
+    "loss_on_batch",
+    "prepare",
+    "read_split",
+    "run_epoch",
+    "score_test_split",
+    "tag_loss",
+    "train",
+]
 
 log = logging.getLogger("neuralparse.train")
 
@@ -91,122 +112,6 @@ DEV_KEYS = (
     "words",
     "sentences",
 )
-
-
-@dataclass
-class Prepared:
-    """Data, system, vocabularies and oracle examples of a run."""
-
-    system: TransitionSystem
-    system_options: dict[str, Any]
-    vocabs: Vocabularies
-    train_sentences: list[Sentence]
-    dev_sentences: list[Sentence]
-    train_corpus: EncodedCorpus
-    dev_corpus: EncodedCorpus
-    examples: OracleExamples
-    transform_report: TransformReport
-    not_reproduced: int
-    unseen_dev_labels: Counter[str] = field(default_factory=Counter)
-
-
-def check_system_name(name: str) -> None:
-    if name not in SYSTEMS:
-        raise InputError(f"unknown transition system {name!r}; available: {sorted(SYSTEMS)}")
-
-
-def build_system(name: str, labels: Sequence[str], options: dict[str, Any]) -> TransitionSystem:
-    """``get_system`` with bad options reported as an input error naming them."""
-    check_system_name(name)
-    try:
-        return get_system(name, labels, **options)
-    except (TypeError, ValueError) as error:
-        raise InputError(f"system={name} with options {options}: {error}") from None
-
-
-def read_split(path: Path, split: str, limit: int | None) -> list[Sentence]:
-    """Read a split, keeping the first ``limit`` sentences; an empty result is an error."""
-    sentences = read_conllu(path)
-    if limit is not None:
-        sentences = sentences[:limit]
-    if not sentences:
-        raise InputError(f"{split} treebank {path} has no sentences")
-    missing = next((s for s in sentences if s.heads is None), None)
-    if missing is not None:
-        raise InputError(
-            f"{split} sentences need gold trees (HEAD is '_')",
-            source=missing.source,
-            line=missing.line,
-            sent_id=missing.sent_id,
-        )
-    return sentences
-
-
-def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -> Prepared:
-    """Validate the configuration and data, then build everything training needs (the oracle
-    runs on ``device``, default the CPU)."""
-    options = dict(cfg.system.options)
-    build_system(cfg.system.name, (), options)  # fails here, before any data is read
-    ModelConfig.coerce(cfg.model)  # so does a bad model configuration
-    if cfg.search.name not in SEARCHES:
-        raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
-    SearchConfig.check(cfg.search)
-    files = resolve_data_files(cfg.data, ("train", "dev"))
-    train_sentences = read_split(files["train"], "train", cfg.data.max_train_sentences)
-    dev_sentences = read_split(files["dev"], "dev", cfg.data.max_dev_sentences)
-    log.info(
-        "train: %d sentences, %d words (%s); dev: %d sentences (%s)",
-        len(train_sentences),
-        sum(map(len, train_sentences)),
-        files["train"],
-        len(dev_sentences),
-        files["dev"],
-    )
-    unlabeled = build_system(cfg.system.name, (), options)
-    trees, report = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in train_sentences])
-    log.info("%s: %s", cfg.system.name, report.summary())
-    labels = sorted({label for _, deprels in trees for label in deprels})
-    system = build_system(cfg.system.name, labels, options)
-    known = set(labels)
-    unseen = Counter(d for s in dev_sentences for d in s.deprels if d not in known)
-    if unseen:
-        log.warning(
-            "%d dev words have %d labels unseen in training (%s); the parser cannot predict "
-            "them, so they count as labeled errors",
-            sum(unseen.values()),
-            len(unseen),
-            ", ".join(f"{k}={v}" for k, v in unseen.most_common(10)),
-        )
-    model_cfg = cfg.model
-    vocabs = vocabularies_for(train_sentences, model_cfg)
-    start = time.perf_counter()
-    examples, reproduced = extract_oracle_examples(
-        system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
-    )
-    failed = reproduced.count(False)
-    log.info(
-        "oracle: %d configurations from %d trees in %.1fs%s",
-        examples.n_configurations,
-        len(trees) - failed,
-        time.perf_counter() - start,
-        f"; {failed} trees not reproduced by the oracle were left out" if failed else "",
-    )
-    if failed == len(trees):
-        raise InputError(f"the {system.name} oracle reproduces none of the training trees")
-    max_chars = model_cfg.max_word_chars
-    return Prepared(
-        system=system,
-        system_options=options,
-        vocabs=vocabs,
-        train_sentences=train_sentences,
-        dev_sentences=dev_sentences,
-        train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars),
-        dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars),
-        examples=examples,
-        transform_report=report,
-        not_reproduced=failed,
-        unseen_dev_labels=unseen,
-    )
 
 
 def evaluate_parser(
@@ -303,27 +208,6 @@ class TrainResult:
     test: dict[str, Any] | None = None
 
 
-@dataclass
-class Progress:
-    """Where training stands (saved in checkpoints for resuming)."""
-
-    epoch: int = 0
-    best_las: float = -math.inf
-    best_epoch: int = 0
-    stale: int = 0
-    updates: int = 0
-    """Optimizer steps taken so far (of this rank)."""
-
-    def update(self, epoch: int, las: float) -> bool:
-        """Record an epoch's dev LAS; True when it is the best so far."""
-        self.epoch = epoch
-        if las > self.best_las:
-            self.best_las, self.best_epoch, self.stale = las, epoch, 0
-            return True
-        self.stale += 1
-        return False
-
-
 def run_epoch(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -398,7 +282,7 @@ def _train(
     )
     progress = Progress()
     if resume is not None:
-        progress = _restore(resume, trainer.resume, model, optimizer, data, config_dict)
+        progress = restore(resume, trainer.resume, model, optimizer, data, config_dict)
         log.info("resuming from %s after epoch %d", trainer.resume, progress.epoch)
     if context.is_main:
         forget_epochs_after(output_dir / METRICS_NAME, progress.epoch)
@@ -611,113 +495,3 @@ def _evaluate_and_save(
         # The best model is kept without the optimizer state (resume uses last.pt).
         save_checkpoint(output_dir / CHECKPOINT_NAME, dict(snapshot, training=state))
     return record
-
-
-def differing_keys(saved: Any, current: Any, prefix: str) -> list[str]:
-    """The dotted keys under ``prefix`` whose values differ between two resolved configs.
-    Keys that ``saved`` lacks are left out: they were added to the schema after it was saved,
-    and a checkpoint loads with their defaults."""
-    if isinstance(saved, dict) and isinstance(current, dict):
-        return [
-            key
-            for name in sorted(saved, key=str)
-            for key in differing_keys(saved[name], current.get(name), f"{prefix}.{name}")
-        ]
-    return [] if saved == current else [prefix]
-
-
-def _restore(
-    resume: LoadedParser,
-    source: str,
-    model: ParserModel,
-    optimizer: torch.optim.Optimizer,
-    data: Prepared,
-    config: dict[str, Any],
-) -> Progress:
-    """Load weights (and optimizer) from the checkpoint ``source`` of the same system, model
-    configuration and data (``config``: this run's resolved configuration); returns where its
-    training stood."""
-    saved_model = resume.checkpoint.get("config", {}).get("model")
-    differing = differing_keys(saved_model, config.get("model"), "model") if saved_model else []
-    changed = [
-        key
-        for key in differing
-        # Where the vectors file lies is not the model: the vocabularies, compared below, say
-        # whether it holds the same vectors.
-        if key != "model.pretrained_vectors"
-    ]
-    if changed:
-        raise CheckpointError(
-            f"cannot resume: this run's model configuration differs from the checkpoint's in "
-            f"{', '.join(changed)}; resume with the checkpoint's values (its config.yaml)",
-            source=source,
-        )
-    saved = resume.system
-    if saved.name != data.system.name or list(saved.labels) != list(data.system.labels):
-        raise CheckpointError(
-            f"cannot resume: checkpoint is for system {saved.name} with {len(saved.labels)} "
-            f"labels, this run is {data.system.name} with {len(data.system.labels)}",
-            source=source,
-        )
-    if resume.vocabs.to_dict() != data.vocabs.to_dict():
-        raise CheckpointError(
-            "cannot resume: the checkpoint's vocabularies differ from this data's", source=source
-        )
-    mismatch = weight_mismatch(model.state_dict(), resume.model.state_dict())
-    if mismatch:
-        raise CheckpointError(
-            f"cannot resume: the checkpoint's model is not this run's model config ({mismatch})",
-            source=source,
-        )
-    model.load_state_dict(resume.model.state_dict())
-    state = dict(resume.checkpoint["training"] or {})
-    if "optimizer" in state:
-        try:
-            optimizer.load_state_dict(state.pop("optimizer"))
-        except (KeyError, TypeError, ValueError, RuntimeError) as error:
-            raise CheckpointError(
-                f"its optimizer state does not fit the model's parameters ({error})",
-                source=source,
-            ) from None
-    values = {f.name: state[f.name] for f in fields(Progress) if f.name in state}
-    wrong = [k for k, v in values.items() if isinstance(v, bool) or not isinstance(v, int | float)]
-    if wrong or not isinstance(values.get("epoch", 0), int):
-        raise CheckpointError(
-            f"its training progress ({', '.join(wrong or ['epoch'])}) is not a number",
-            source=source,
-        )
-    return Progress(**values)
-
-
-def forget_epochs_after(path: Path, epoch: int) -> None:
-    """Cut the metrics file ``path`` after the line of ``epoch`` (all of it for epoch 0: a
-    run started afresh in the folder of an earlier one), rewriting it atomically.  What follows
-    was written after the checkpoint a run starts from was saved (an epoch killed before its
-    ``last.pt``, a line cut short, the ``"stopped"`` and test lines of a finished run), and the
-    run writes it again."""
-    if not path.is_file():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = 0
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            break
-        if not isinstance(record, dict) or not isinstance(record.get("epoch"), int):
-            break
-        if record["epoch"] > epoch or not line.endswith("\n"):
-            break
-        kept += 1
-    if kept == len(lines):
-        return
-    log.warning(
-        "%s: dropped %d line(s) after epoch %d, where this run starts (left by an interrupted "
-        "or an earlier run)",
-        path,
-        len(lines) - kept,
-        epoch,
-    )
-    handle, partial = partial_file(path)
-    with replacing(path, handle, partial) as out:
-        out.writelines(lines[:kept])

@@ -1,0 +1,149 @@
+"""Everything a training run needs before its first step, with every input checked first.
+
+:func:`prepare` does everything that can fail on bad input first (system name, model and
+search configuration, data files, reading, label inventory), then transforms the training
+trees into the system's class (:mod:`~neuralparse.training.transforms`), builds the
+vocabularies, extracts the oracle configurations once
+(:mod:`~neuralparse.training.examples`) and encodes both splits.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+
+from neuralparse.config import ModelConfig, SearchConfig, TrainConfig, resolve_data_files
+from neuralparse.errors import InputError
+from neuralparse.io import Sentence, read_conllu
+from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.model.vocab import Vocabularies, vocabularies_for
+from neuralparse.search import SEARCHES
+from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
+from neuralparse.training.examples import OracleExamples, extract_oracle_examples
+from neuralparse.training.transforms import TransformReport, prepare_trees
+
+log = logging.getLogger("neuralparse.train")
+
+
+@dataclass
+class Prepared:
+    """Data, system, vocabularies and oracle examples of a run."""
+
+    system: TransitionSystem
+    system_options: dict[str, Any]
+    vocabs: Vocabularies
+    train_sentences: list[Sentence]
+    dev_sentences: list[Sentence]
+    train_corpus: EncodedCorpus
+    dev_corpus: EncodedCorpus
+    examples: OracleExamples
+    transform_report: TransformReport
+    not_reproduced: int
+    unseen_dev_labels: Counter[str] = field(default_factory=Counter)
+
+
+def check_system_name(name: str) -> None:
+    if name not in SYSTEMS:
+        raise InputError(f"unknown transition system {name!r}; available: {sorted(SYSTEMS)}")
+
+
+def build_system(name: str, labels: Sequence[str], options: dict[str, Any]) -> TransitionSystem:
+    """``get_system`` with bad options reported as an input error naming them."""
+    check_system_name(name)
+    try:
+        return get_system(name, labels, **options)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"system={name} with options {options}: {error}") from None
+
+
+def read_split(path: Path, split: str, limit: int | None) -> list[Sentence]:
+    """Read a split, keeping the first ``limit`` sentences; an empty result is an error."""
+    sentences = read_conllu(path)
+    if limit is not None:
+        sentences = sentences[:limit]
+    if not sentences:
+        raise InputError(f"{split} treebank {path} has no sentences")
+    missing = next((s for s in sentences if s.heads is None), None)
+    if missing is not None:
+        raise InputError(
+            f"{split} sentences need gold trees (HEAD is '_')",
+            source=missing.source,
+            line=missing.line,
+            sent_id=missing.sent_id,
+        )
+    return sentences
+
+
+def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -> Prepared:
+    """Validate the configuration and data, then build everything training needs (the oracle
+    runs on ``device``, default the CPU)."""
+    options = dict(cfg.system.options)
+    build_system(cfg.system.name, (), options)  # fails here, before any data is read
+    ModelConfig.coerce(cfg.model)  # so does a bad model configuration
+    if cfg.search.name not in SEARCHES:
+        raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
+    SearchConfig.check(cfg.search)
+    files = resolve_data_files(cfg.data, ("train", "dev"))
+    train_sentences = read_split(files["train"], "train", cfg.data.max_train_sentences)
+    dev_sentences = read_split(files["dev"], "dev", cfg.data.max_dev_sentences)
+    log.info(
+        "train: %d sentences, %d words (%s); dev: %d sentences (%s)",
+        len(train_sentences),
+        sum(map(len, train_sentences)),
+        files["train"],
+        len(dev_sentences),
+        files["dev"],
+    )
+    unlabeled = build_system(cfg.system.name, (), options)
+    trees, report = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in train_sentences])
+    log.info("%s: %s", cfg.system.name, report.summary())
+    labels = sorted({label for _, deprels in trees for label in deprels})
+    system = build_system(cfg.system.name, labels, options)
+    known = set(labels)
+    unseen = Counter(d for s in dev_sentences for d in s.deprels if d not in known)
+    if unseen:
+        log.warning(
+            "%d dev words have %d labels unseen in training (%s); the parser cannot predict "
+            "them, so they count as labeled errors",
+            sum(unseen.values()),
+            len(unseen),
+            ", ".join(f"{k}={v}" for k, v in unseen.most_common(10)),
+        )
+    model_cfg = cfg.model
+    vocabs = vocabularies_for(train_sentences, model_cfg)
+    start = time.perf_counter()
+    examples, reproduced = extract_oracle_examples(
+        system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
+    )
+    failed = reproduced.count(False)
+    log.info(
+        "oracle: %d configurations from %d trees in %.1fs%s",
+        examples.n_configurations,
+        len(trees) - failed,
+        time.perf_counter() - start,
+        f"; {failed} trees not reproduced by the oracle were left out" if failed else "",
+    )
+    if failed == len(trees):
+        raise InputError(f"the {system.name} oracle reproduces none of the training trees")
+    max_chars = model_cfg.max_word_chars
+    return Prepared(
+        system=system,
+        system_options=options,
+        vocabs=vocabs,
+        train_sentences=train_sentences,
+        dev_sentences=dev_sentences,
+        train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars),
+        dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars),
+        examples=examples,
+        transform_report=report,
+        not_reproduced=failed,
+        unseen_dev_labels=unseen,
+    )
