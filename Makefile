@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # Tested torch version; pip on the reference machine takes this CPU build from local disk.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv train test lint format clean
+.PHONY: venv train test lint format clean identical-outputs
 
 venv: $(VENV)/.installed
 
@@ -24,6 +24,12 @@ test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q $(ARGS)
+
+# Every system's parses against those of commit c499836 (benchmarks/identical_outputs.py;
+# a few minutes on one thread): exit status 1 lists the outputs that differ.
+identical-outputs: venv
+	OMP_NUM_THREADS=1 $(PY) -m benchmarks.identical_outputs \
+		--check docs/measurements/identical_outputs_c499836.json $(ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check --fix .

@@ -27,10 +27,10 @@ sentences within 1.5 times the peak on 10,000).  ``--torchrun N`` also parses th
 ``torchrun --nproc_per_node=N`` on the CPU (each rank in one process) and checks that its
 output is the single-process output.  Without ``--checkpoint`` the model is an untrained one
 of the default preset with the vocabularies of the repeated file
-(:func:`benchmarks.throughput.untrained_parser`): speed depends on sizes, not weights, except
+(:func:`benchmarks.common.untrained_parser`): speed depends on sizes, not weights, except
 through the transitions of systems whose derivations vary in length.  Linux only (``/proc``).
 
-    python benchmarks/big_file.py [--sentences 100000] [--workers 0 8 12 auto]
+    python -m benchmarks.big_file [--sentences 100000] [--workers 0 8 12 auto]
         [--device cpu|cuda] [--checkpoint PATH] [--threads N] [--chunk-size 10000]
         [--search greedy|beam] [--warmup 2000] [--torchrun 2] [--source FILE]
         [--out outputs/benchmarks/big_file.json]
@@ -39,7 +39,6 @@ through the transitions of systems whose derivations vary in length.  Linux only
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import os
@@ -53,18 +52,18 @@ from pathlib import Path
 
 # Before torch is imported: idle OpenMP threads sleep instead of spinning (as in predict.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]  # the package, sibling scripts
+import torch
 
-import torch  # noqa: E402
-from throughput import untrained_parser  # noqa: E402
-
-from neuralparse.datasets import treebank_paths  # noqa: E402
-from neuralparse.io import read_conllu  # noqa: E402
-from neuralparse.io.sentence import UNSPECIFIED  # noqa: E402
-from neuralparse.prediction import PredictOptions, predict_file  # noqa: E402
-from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint  # noqa: E402
-from neuralparse.runtime.devices import describe_machine, resolve_device  # noqa: E402
+from benchmarks.common import (
+    ROOT,
+    save_json,
+    shared_split,
+    untrained_checkpoint,
+    write_blanked,
+)
+from neuralparse.prediction import PredictOptions, predict_file
+from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.runtime.devices import describe_machine, resolve_device
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "big_file.json"
 POLL_SECONDS = 0.1
@@ -94,37 +93,6 @@ class Run:
     @property
     def sentences_per_second(self) -> float:
         return self.sentences / max(self.seconds, 1e-9)
-
-
-# -- the input and the model ------------------------------------------------------------------
-
-
-def write_repeated(source: Path, count: int, path: Path) -> int:
-    """Write the sentences of ``source`` without tags, tree and enhanced graph, repeated to
-    ``count`` sentences, into ``path``; returns the number of words."""
-    blocks = []
-    for sentence in read_conllu(source):
-        untagged = sentence.without_tags().without_deps()
-        blank = dataclasses.replace(untagged, heads=None, deprels=[UNSPECIFIED] * len(sentence))
-        blocks.append((blank.to_conllu(), len(sentence)))
-    words = 0
-    with path.open("w", encoding="utf-8", newline="") as out:
-        for index in range(count):
-            block, length = blocks[index % len(blocks)]
-            out.write(block)
-            words += length
-    return words
-
-
-def untrained_checkpoint(vocab_source: Path, path: Path) -> Path:
-    """The untrained default model (arc-eager) with ``vocab_source``'s vocabularies, saved."""
-    loaded = untrained_parser("arc_eager", read_conllu(vocab_source), torch.device("cpu"))
-    data = checkpoint_data(
-        model=loaded.model, system=loaded.system, system_options={}, vocabs=loaded.vocabs,
-        config=loaded.checkpoint["config"],
-    )  # fmt: skip
-    save_checkpoint(path, data)
-    return path
 
 
 # -- the parsing process ------------------------------------------------------------------------
@@ -293,7 +261,8 @@ def run_torchrun(ranks: int, spec: dict[str, object], count: int) -> dict[str, o
     return {"ranks": ranks, "sentences": count, "seconds": seconds, "same_output": same}
 
 
-CHILD = [sys.executable, str(Path(__file__).resolve()), "--child"]
+CHILD = [sys.executable, "-m", "benchmarks.big_file", "--child"]
+"""This script in a process of its own (run from the checkout: ``cwd=ROOT``)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -316,7 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if int(os.environ.get("RANK", "0")) == 0:
             print(json.dumps(result), flush=True)
         return 0
-    source = args.source or treebank_paths("en_ewt", splits=("train",), download=False)["train"]
+    source = args.source or shared_split("en_ewt", "train")
     device = resolve_device(args.device)
     runs: list[Run] = []
     sharded: list[dict[str, object]] = []
@@ -325,11 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoint = args.checkpoint or untrained_checkpoint(source, workdir / "untrained.pt")
         warmup = workdir / "warmup.conllu"
         if args.warmup:
-            write_repeated(source, args.warmup, warmup)
+            write_blanked(source, warmup, args.warmup)
         for count in args.sentences:
             path = workdir / "input.conllu"
             started = time.perf_counter()
-            words = write_repeated(source, count, path)
+            words = write_blanked(source, path, count)
             print(f"{count} sentences, {words} words, {path.stat().st_size / 2**20:.0f} MB "
                   f"written in {time.perf_counter() - started:.1f}s", flush=True)  # fmt: skip
             spec = {
@@ -355,9 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": [{**asdict(run), "sentences_per_second": run.sentences_per_second} for run in runs],
         "torchrun": sharded,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {args.out}")
+    save_json(result, args.out)
     same = all(run.same_output for run in runs) and all(s["same_output"] for s in sharded)
     return 0 if same else 1
 

@@ -7,7 +7,7 @@ reproduce), must reproduce them; and its action sequences must equal the ones th
 takes on the CPU. Class soundness itself is tested on the CPU (``tests/systems``). Prints one
 row per system and exits non-zero on any failure; ``--json`` prints the rows as JSON instead.
 
-    python benchmarks/device_check.py --device cuda [--systems two_planar swap] [--sentences 256]
+    python -m benchmarks.device_check --device cuda [--systems two_planar swap] [--sentences 256]
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ mask included: the trainer's eager loop (:func:`~neuralparse.search.greedy.greed
 not the CUDA-graph replay that prediction uses.  ``setup s`` is the time before the first
 epoch (reading, tree transforms, the oracle run, the model), reported apart.
 
-    python benchmarks/epoch_cost.py [--treebank UD_Hungarian-Szeged] [--epochs 3]
+    python -m benchmarks.epoch_cost [--treebank UD_Hungarian-Szeged] [--epochs 3]
         [--systems arc_eager three_step two_registers] [--device cpu|cuda] [--threads 1]
         [--model default|small] [--max-train-sentences N] [--data-root DIR] [--out PATH]
 """
@@ -25,7 +25,6 @@ epoch (reading, tree transforms, the oracle run, the model), reported apart.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import statistics
@@ -39,6 +38,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from omegaconf import OmegaConf
 
+from benchmarks.common import ROOT, save_json
 from neuralparse.config import TrainConfig, preset_model_config
 from neuralparse.datasets import treebank_paths
 from neuralparse.errors import InputError
@@ -46,7 +46,6 @@ from neuralparse.runtime.devices import describe_machine, resolve_device
 from neuralparse.systems import SYSTEMS
 from neuralparse.training.trainer import train
 
-ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "epoch_cost.json"
 BASELINE = "arc_eager"
 
@@ -202,9 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for c in costs
         },
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {args.out}")
+    save_json(result, args.out)
     return 0
 
 

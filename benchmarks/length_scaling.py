@@ -15,10 +15,11 @@ JSON holds the points and the least-squares line with R².
 sentences of exactly that length, batches of ``--batch`` sentences:
 
 * end to end: encoder + scorer + greedy search with an *untrained* model of the default size
-  (speed depends on the sizes, not the weights), the loop's time (encoder included) divided
-  by its iterations;
+  (speed depends on the sizes, not the weights): the library's greedy loop
+  (:func:`neuralparse.search.greedy.greedy_decode_counted`, timed through its hooks), its time
+  (encoder included) divided by its transitions;
 * state operations alone: random legal greedy walks, timed by
-  ``benchmarks/transition_cost.py``'s :func:`time_greedy`.
+  :func:`benchmarks.transition_cost.time_greedy`.
 
 A random scorer can make swap-like systems take many more transitions than a trained one, so
 an end-to-end run stops after ``--steps-per-word`` x length iterations (enough for a whole
@@ -26,9 +27,9 @@ derivation of every system, so the encoder's cost is spread over all of it) and 
 run after ``--max-steps``; the per-step time stays meaningful.  The JSON also splits the
 end-to-end time per step into encoder, scorer and state operations.
 
-    python benchmarks/length_scaling.py transitions [--treebank UD_Hungarian-Szeged]
+    python -m benchmarks.length_scaling transitions [--treebank UD_Hungarian-Szeged]
         [--limit 2000] [--checkpoint outputs/study/hu_szeged/arc_eager/seed2/checkpoint.pt]
-    python benchmarks/length_scaling.py time [--lengths 25 50 100 200 400] [--systems ...]
+    python -m benchmarks.length_scaling time [--lengths 25 50 100 200 400] [--systems ...]
 """
 
 from __future__ import annotations
@@ -48,24 +49,25 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling benchmark scripts
-from throughput import (
+from benchmarks.common import (
     ROOT,
     Timers,
-    profiled_greedy,
+    oracle_derivations,
+    shared_split,
     synchronize,
+    training_trees,
     untrained_parser,
 )
-from transition_cost import time_greedy
-
+from benchmarks.transition_cost import time_greedy
+from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.oracle import least_squares
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import load_parser
-from neuralparse.systems import SYSTEMS, get_system, run_oracle
+from neuralparse.search.greedy import greedy_decode_counted
+from neuralparse.systems import SYSTEMS, get_system
 
-UD = ROOT.parent / "shared" / "data" / "ud"
 DOCS = ROOT / "docs"
 UPOS = ("NOUN", "VERB", "ADJ", "DET", "ADP", "PRON", "ADV", "PUNCT")
 
@@ -78,23 +80,14 @@ def oracle_points(
 ) -> list[tuple[int, int]]:
     """``(length, transitions)`` of system ``name``'s static-oracle derivation of each
     sentence's training tree (sentences the oracle does not reproduce are left out)."""
-    unlabeled = get_system(name)
     ordered = sorted((s for s in sentences if s.heads is not None), key=len)
     # Lifting keeps the labels (pseudo-projective encoding changes them): the inventory is
     # that of the trees the system derives, out-of-class sentences included.
-    targets = [unlabeled.training_tree(s.heads, s.deprels) for s in ordered]
-    system = get_system(name, sorted({label for _, deprels in targets for label in deprels}))
-    points: list[tuple[int, int]] = []
-    for lo in range(0, len(ordered), batch_size):
-        result = run_oracle(system, targets[lo : lo + batch_size])
-        points.extend(
-            (len(s), len(actions))
-            for s, actions, ok in zip(
-                ordered[lo : lo + batch_size], result.actions, result.reproduced, strict=True
-            )
-            if ok
-        )
-    return points
+    system, targets = training_trees(name, ordered)
+    derivations = oracle_derivations(system, targets, batch_size=batch_size)
+    return [
+        (len(s), len(actions)) for s, (actions, ok) in zip(ordered, derivations, strict=True) if ok
+    ]
 
 
 def parser_points(
@@ -105,7 +98,7 @@ def parser_points(
     corpus = EncodedCorpus.build(sentences, parser.vocabs, parser.model.config.max_word_chars)
     points: list[tuple[int, int]] = []
     for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
-        _, _, steps, _ = profiled_greedy(parser.model, parser.system, corpus.batch(ids))
+        _, _, steps = greedy_decode_counted(parser.model, parser.system, corpus.batch(ids))
         points.extend(zip(corpus.lengths[ids].tolist(), steps.tolist(), strict=True))
     return parser.system.name, points
 
@@ -115,17 +108,11 @@ def fit(points: Sequence[tuple[int, int]]) -> dict[str, float]:
     return {"slope": slope, "intercept": intercept, "r2": r2, "sentences": len(points)}
 
 
-def treebank_dir(name: str) -> Path:
-    """A treebank directory given as a path, or by name under the shared UD data."""
-    path = Path(name)
-    return path if path.is_dir() else UD / name
-
-
 def transitions_study(args: argparse.Namespace) -> dict[str, object]:
-    treebank = treebank_dir(args.treebank)
-    train = read_conllu(treebank / "train.conllu")[: args.limit]
+    train_file = shared_split(args.treebank, "train")
+    train = read_conllu(train_file)[: args.limit]
     result: dict[str, object] = {
-        "treebank": treebank.name,
+        "treebank": train_file.parent.name,
         "train_sentences": len(train),
         "systems": {},
     }
@@ -142,7 +129,7 @@ def transitions_study(args: argparse.Namespace) -> dict[str, object]:
             flush=True,
         )
     if args.checkpoint:
-        test = read_conllu(treebank / "test.conllu")[: args.limit]
+        test = read_conllu(shared_split(args.treebank, "test"))[: args.limit]
         for path in args.checkpoint:
             name, points = parser_points(path, test)
             entry = systems.setdefault(name, {})
@@ -229,14 +216,17 @@ def end_to_end_step_time(
     # The encoder's O(n) cost must be spread over a whole derivation (about 2n-4n steps):
     # cap only runaway derivations of a random scorer.
     cap = args.steps_per_word * length
-    profiled_greedy(parser.model, parser.system, batch, max_steps=5)  # warm-up
+    greedy_decode_counted(parser.model, parser.system, batch, max_steps=5)  # warm-up
     runs = []
     for _ in range(args.repeats):
         timers = Timers(device)
         synchronize(device)
         start = time.perf_counter()
-        *_, iterations = profiled_greedy(parser.model, parser.system, batch, timers, cap)
+        taken = greedy_decode_counted(
+            parser.model, parser.system, batch, timer=timers, max_steps=cap
+        )
         synchronize(device)
+        iterations = int(taken[2].max())
         steps = max(iterations, 1)
         parts = {part: seconds / steps for part, seconds in timers.seconds.items()}
         runs.append(((time.perf_counter() - start) / steps, iterations, parts))
@@ -317,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("study", choices=("transitions", "time"))
     parser.add_argument("--systems", nargs="+", default=sorted(SYSTEMS), choices=sorted(SYSTEMS))
     parser.add_argument(
-        "--treebank", default="UD_Hungarian-Szeged", help="name under the shared UD data, or a path"
+        "--treebank", default="UD_Hungarian-Szeged", help="name under the data root, or a path"
     )
     parser.add_argument("--limit", type=int, default=2000, help="sentences per split")
     parser.add_argument("--checkpoint", type=Path, nargs="*", default=[])
@@ -337,8 +327,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     if args.study == "transitions":
-        if not (treebank_dir(args.treebank) / "train.conllu").is_file():
-            print(f"error: no train.conllu in {treebank_dir(args.treebank)}", file=sys.stderr)
+        try:
+            train_file = shared_split(args.treebank, "train")
+        except InputError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        if not train_file.is_file():
+            print(f"error: no {train_file}", file=sys.stderr)
             return 2
         result = transitions_study(args)
         stem, plot = "transitions_vs_length", plot_transitions

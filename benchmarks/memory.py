@@ -2,8 +2,9 @@
 
 For each size N this writes an input of N sentences made by repeating a CoNLL-U file (default
 English-EWT train, found with :func:`neuralparse.datasets.treebank_paths`, never copied into
-the project) and sampling it evenly for the rest (:func:`spread`), with UPOS, XPOS, FEATS,
-HEAD, DEPREL and DEPS blanked, as text nobody tagged or parsed, then runs ``predict.py`` on it
+the project) and sampling it evenly for the rest (:func:`benchmarks.common.spread`), with
+UPOS, XPOS, FEATS, HEAD, DEPREL and DEPS blanked, as text nobody tagged or parsed, then runs
+``predict.py`` on it
 file to file in a subprocess of its own.  It reports the process's peak resident set and CPU
 time (the kernel's accounting, ``wait4``) and its resident set (``VmRSS`` of
 ``/proc/<pid>/status``) at ten even times of the run, which show whether memory levels off or
@@ -11,12 +12,12 @@ keeps rising.  Streaming prediction holds one chunk (``chunk_size`` sentences) a
 the target is a peak at 1,000,000 sentences within 1.2 times the peak at 10,000.
 
 Without ``--checkpoint`` the parser is an *untrained* model of the default preset (the joint
-tagger-parser, ``untrained_parser`` of ``throughput.py``) saved as a checkpoint in the
+tagger-parser, :func:`benchmarks.common.untrained_parser`) saved as a checkpoint in the
 temporary folder: memory depends on the sizes, not on the weights.  ``--env KEY=VALUE`` sets
 variables for the parsing process (``NEURALPARSE_MEMORY_TUNING=0`` measures without the
 allocator settings of :mod:`neuralparse.runtime.memory`).  Linux only (``/proc``, ``wait4``).
 
-    python benchmarks/memory.py [--sentences 10000 100000 1000000] [--checkpoint PATH]
+    python -m benchmarks.memory [--sentences 10000 100000 1000000] [--checkpoint PATH]
         [--source FILE] [--threads 1] [--chunk-size 10000] [--env KEY=VALUE ...]
         [--json-out outputs/benchmarks/memory.json]
 """
@@ -24,29 +25,19 @@ allocator settings of :mod:`neuralparse.runtime.memory`).  Linux only (``/proc``
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 
-from neuralparse.datasets import treebank_paths
-from neuralparse.io import Sentence, read_conllu
-from neuralparse.io.sentence import UNSPECIFIED
-from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
+from benchmarks.common import ROOT, save_json, shared_split, untrained_checkpoint, write_blanked
 from neuralparse.runtime.devices import describe_machine
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling benchmark scripts
-from throughput import untrained_parser
-
-ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "memory.json"
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
@@ -66,52 +57,6 @@ class Run:
     """The parsing process's resident high-water mark (``ru_maxrss``)."""
     rss_timeline_mb: list[float]
     """VmRSS at evenly spaced times of the run."""
-
-
-def blank(sentence: Sentence) -> Sentence:
-    """``sentence`` as input for prediction: no tags, no tree, no enhanced graph."""
-    untagged = sentence.without_tags().without_deps()
-    return dataclasses.replace(untagged, heads=None, deprels=[UNSPECIFIED] * len(sentence))
-
-
-def spread(size: int, count: int) -> Iterator[int]:
-    """Indices of ``count`` sentences of a file of ``size``: the whole file as many times as it
-    fits, then sentences spread evenly over it, so that every count has the file's mix of
-    sentence lengths (a prefix would leave out the long sentences of the file's end, and peak
-    memory follows the longest batches)."""
-    whole, rest = divmod(count, size)
-    for _ in range(whole):
-        yield from range(size)
-    yield from (k * size // rest for k in range(rest))
-
-
-def write_repeated(source: Path, count: int, path: Path) -> int:
-    """Write ``count`` blanked sentences of ``source`` (:func:`spread`) into ``path``;
-    returns the number of words."""
-    blocks = [(blank(s).to_conllu(), len(s)) for s in read_conllu(source)]
-    words = 0
-    with path.open("w", encoding="utf-8", newline="") as out:
-        for index in spread(len(blocks), count):
-            block, length = blocks[index]
-            out.write(block)
-            words += length
-    return words
-
-
-def untrained_checkpoint(vocab_source: Path, path: Path) -> Path:
-    """The untrained default model (arc-eager) with ``vocab_source``'s vocabularies, saved."""
-    loaded = untrained_parser("arc_eager", read_conllu(vocab_source), "cpu")
-    save_checkpoint(
-        path,
-        checkpoint_data(
-            model=loaded.model,
-            system=loaded.system,
-            system_options={},
-            vocabs=loaded.vocabs,
-            config=loaded.checkpoint["config"],
-        ),
-    )
-    return path
 
 
 def resident_kib(pid: int) -> int | None:
@@ -181,10 +126,6 @@ def format_table(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
-def default_source() -> Path:
-    return treebank_paths("UD_English-EWT", splits=("train",), download=False)["train"]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, nargs="+", default=list(DEFAULT_SIZES))
@@ -197,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json-out", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
-    source = args.source or default_source()
+    source = args.source or shared_split("UD_English-EWT", "train")
     extra = dict(item.split("=", 1) for item in args.env)
     env = {**os.environ, **extra}
     runs: list[Run] = []
@@ -206,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoint = args.checkpoint or untrained_checkpoint(source, workdir / "untrained.pt")
         for count in sorted(args.sentences):
             path = workdir / "input.conllu"
-            words = write_repeated(source, count, path)
+            words = write_blanked(source, path, count, evenly=True)
             command = [
                 sys.executable, str(ROOT / "predict.py"), f"checkpoint={checkpoint}",
                 f"input={path}", f"output={workdir / 'parsed.conllu'}", "device=cpu",
@@ -226,9 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": [asdict(run) for run in runs],
         "peak_ratio_last_to_first": runs[-1].peak_rss_mb / runs[0].peak_rss_mb,
     }
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {args.json_out}")
+    save_json(result, args.json_out)
     return 0
 
 

@@ -1,6 +1,7 @@
 """Parsing throughput, end to end from file to file, for every system: greedy and beam search.
 
-For each system this parses a CoNLL-U file (default English-EWT test, gold tokenization) with
+For each system this parses a CoNLL-U file (default English-EWT test under the data root,
+gold tokenization) with
 :func:`neuralparse.prediction.predict_file` exactly as ``predict.py`` does: read, encode,
 batch by length, search on the state batch, write CoNLL-U.  It reports words/s, sentences/s,
 seconds, peak memory and the beam/greedy time ratio (issue 6 targets: >= 15,000 words/s greedy
@@ -29,12 +30,12 @@ that greedy decoding then replays for the systems that allow them
 ``--compare-graphs`` adds ``greedy-eager`` and ``beam-eager`` rows per system (graphs off) in
 the same run, and checks that both wrote the same bytes.
 
-``--profile SYSTEM`` parses the file once with an instrumented copy of the greedy loop and
-splits the time into reading, input encoding (vocabulary lookups), encoder, scorer, state
-operations (features, legal mask, apply, terminal test), output (trees back into sentences)
-and writing.
+``--profile SYSTEM`` parses the file once with the library's greedy loop timed through its
+``timer`` hook (:func:`neuralparse.search.greedy.greedy_decode_counted`) and splits the time
+into reading, input encoding (vocabulary lookups), encoder, scorer, state operations
+(features, legal mask, apply, terminal test), output (trees back into sentences) and writing.
 
-    python benchmarks/throughput.py [--systems arc_eager two_registers] [--limit 500]
+    python -m benchmarks.throughput [--systems arc_eager two_registers] [--limit 500]
         [--threads 2] [--device cpu|cuda] [--beam 8] [--checkpoint PATH ...] [--profile arc_eager]
         [--batch-size 4096 --batch-tokens 200000] [--compare-graphs]
 """
@@ -43,26 +44,26 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import resource
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
-from torch import Tensor
 
-from neuralparse.config import ModelConfig, preset_model_config
+from benchmarks.common import (
+    ROOT,
+    Timers,
+    save_json,
+    shared_split,
+    synchronize,
+    untrained_parser,
+)
 from neuralparse.io import Sentence, read_conllu, write_conllu
-from neuralparse.model.inputs import EncodedCorpus, ModelInput
-from neuralparse.model.parser import ParserModel, summary_features
-from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import vocabularies_for
-from neuralparse.oracle import training_labels
+from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.prediction import (
     PredictOptions,
     batches_by_length,
@@ -72,117 +73,19 @@ from neuralparse.prediction import (
 )
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import describe_machine
-from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
+from neuralparse.search.greedy import greedy_decode_counted
+from neuralparse.systems import SYSTEMS
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_INPUT = ROOT.parent / "shared" / "data" / "ud" / "UD_English-EWT" / "test.conllu"
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "throughput.json"
-LABEL_SAMPLE = 3000
-"""Training sentences read for an untrained model's label inventory (labels only size the
-output layer; a sample finds nearly all of them)."""
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 # -- models ----------------------------------------------------------------------------------
-
-
-def untrained_parser(
-    system_name: str,
-    vocab_sentences: Sequence[Sentence],
-    device: torch.device,
-    config: ModelConfig | None = None,
-) -> LoadedParser:
-    """A randomly initialised parser of ``config``'s size for ``system_name``, with the
-    vocabularies and label inventory of ``vocab_sentences`` (for speed measurements only)."""
-    config = config or preset_model_config("default")
-    labels = training_labels(system_name, vocab_sentences[:LABEL_SAMPLE])
-    system = get_system(system_name, labels)
-    vocabs = vocabularies_for(vocab_sentences, config)
-    torch.manual_seed(0)
-    model = ParserModel.for_system(vocabs, config, system).to(device).eval()
-    return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
 
 
 def vocabulary_source(input_path: Path) -> Path:
     """The training file beside ``input_path`` when there is one, else the input itself."""
     train = input_path.with_name("train.conllu")
     return train if train.is_file() else input_path
-
-
-# -- the instrumented greedy loop --------------------------------------------------------------
-
-
-@dataclass
-class Timers:
-    """Accumulated seconds per named part (synchronised on CUDA so the GPU work is counted
-    where it is issued)."""
-
-    device: torch.device
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @contextmanager
-    def __call__(self, part: str) -> Iterator[None]:
-        synchronize(self.device)
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            synchronize(self.device)
-            self.seconds[part] = self.seconds.get(part, 0.0) + time.perf_counter() - start
-
-
-@contextmanager
-def _untimed(part: str) -> Iterator[None]:
-    yield
-
-
-@torch.inference_mode()
-def profiled_greedy(
-    model: ParserModel,
-    system: TransitionSystem,
-    batch: ModelInput,
-    timers: Timers | None = None,
-    max_steps: int | None = None,
-) -> tuple[Tensor, Tensor, Tensor, int]:
-    """:func:`neuralparse.search.greedy.greedy_decode`'s loop with timers around its parts.
-
-    Returns heads and label ids ``[B, n_max + 1]``, the transitions each sentence took
-    ``[B]`` and the loop iterations run.  ``max_steps`` stops early (the parses are then
-    incomplete: for timing only).
-    """
-    timed = timers if timers is not None else _untimed
-    with timed("encoder"):
-        table = model.encode(batch)
-    with timed("state"):
-        state = system.initial(batch.lengths, batch.lengths.device)
-    rows = torch.arange(state.batch_size, device=state.device)
-    limit = system.max_transitions(state.n_max)
-    if max_steps is not None:
-        limit = min(limit, max_steps)
-    iterations = 0
-    for _ in range(limit):
-        with timed("state"):
-            done = bool(system.terminal(state).all())
-        if done:
-            break
-        with timed("state"):
-            summary = summary_features(system, state) if model.n_summary else None
-            features = system.features(state)
-        with timed("scorer"):
-            scores = model.score(table, rows, features, summary)
-        with timed("state"):
-            legal = system.legal(state)
-        with timed("scorer"):
-            actions = mask_illegal(scores, legal).argmax(1)
-        with timed("state"):
-            system.apply(state, actions)
-        iterations += 1
-    heads, labels = system.heads_and_labels(state)
-    return heads, labels, state.scalars["steps"].clone(), iterations
 
 
 def profile_file(
@@ -205,7 +108,9 @@ def profile_file(
     parsed: list[Sentence | None] = [None] * len(sentences)
     transitions = 0
     for ids, batch in zip(groups, batches, strict=True):
-        heads, labels, steps, _ = profiled_greedy(parser.model, parser.system, batch, timers)
+        heads, labels, steps = greedy_decode_counted(
+            parser.model, parser.system, batch, timer=timers
+        )
         transitions += int(steps.sum())
         with timers("output"):
             heads_rows, label_rows = heads.cpu().tolist(), labels.cpu().tolist()
@@ -350,7 +255,7 @@ def compare_eager(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--input", type=Path, default=DEFAULT_INPUT, help="CoNLL-U to parse")
+    parser.add_argument("--input", type=Path, help="CoNLL-U to parse (default: EWT test)")
     parser.add_argument("--limit", type=int, help="parse only the first N sentences")
     parser.add_argument("--systems", nargs="+", default=sorted(SYSTEMS), choices=sorted(SYSTEMS))
     parser.add_argument(
@@ -374,14 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    args.input = args.input or shared_split("UD_English-EWT", "test")
     if not args.input.is_file():
         print(f"error: input not found: {args.input}", file=sys.stderr)
         return 2
     greedy = PredictOptions(batch_size=args.batch_size, batch_tokens=args.batch_tokens)
     beam = None
     if args.beam:
-        beam = PredictOptions(
-            "beam", args.beam, args.batch_size, args.batch_tokens, args.beam_batch_tokens
+        beam = replace(
+            greedy, search="beam", beam_size=args.beam, beam_batch_tokens=args.beam_batch_tokens
         )
 
     trained: dict[str, Path] = {}
@@ -458,9 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["beam_over_greedy_time"] = ratios
     if args.compare_graphs:
         result["graphs_same_output_as_eager"] = same_output
-    args.json_out.parent.mkdir(parents=True, exist_ok=True)
-    args.json_out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {args.json_out}")
+    save_json(result, args.json_out)
     return 0
 
 

@@ -5,9 +5,11 @@ exactly L words:
 
 * greedy: B = 256 configurations; per step the legal mask, one uniformly random legal action
   per configuration, and apply;
-* beam: 64 sentences x K = 8 items; per step the legal mask, random scores for every legal
-  successor, the K best successors of each sentence (top-k over K x A), ``reorder`` to their
-  parents, and apply.  Terminal items survive with their score (finished hypotheses).
+* beam: 64 sentences x K = 8 items; one step of the library's beam search
+  (:func:`neuralparse.search.beam.beam_decode`, decided sentences kept in the batch) with a
+  uniformly random scorer in place of the model: features, the legal mask, the successors'
+  scores, the K best successors of each sentence, ``reorder`` to their parents, and apply.
+  Terminal items survive with their score (finished hypotheses).
 
 It runs until every configuration is terminal (or ``--max-steps``) and divides the loop's time
 by the number of steps; each point is the median of several runs, repeated for short lengths so
@@ -19,8 +21,8 @@ is <= 1.25 (constant cost per transition).  ``--json`` prints one object with ``
 and ``beam_ratio`` (the worst over the systems timed), ``per_system`` ratios and the raw
 ``timings`` (seconds per transition).
 
-    python benchmarks/transition_cost.py [--systems arc_eager swap] [--device cuda] [--json]
-    python benchmarks/transition_cost.py --systems two_registers --dead-end-rule exit
+    python -m benchmarks.transition_cost [--systems arc_eager swap] [--device cuda] [--json]
+    python -m benchmarks.transition_cost --systems two_registers --dead-end-rule exit
 """
 
 from __future__ import annotations
@@ -29,23 +31,30 @@ import argparse
 import json
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
+from torch import Tensor
 
+from benchmarks.common import synchronize
+from neuralparse.search.beam import beam_decode
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_actions
-from neuralparse.systems.state import State
 from neuralparse.systems.two_registers import DEAD_END_RULES
 
 LABELS = ("root", "nsubj", "obj", "det", "amod", "advmod", "case", "nmod", "punct", "conj")
-
-
-def synchronize(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def timed(
+    work: Callable[[], int], device: torch.device, clock: Callable[[], float]
+) -> tuple[float, int]:
+    """Seconds per step and steps of ``work``, which returns the steps it took."""
+    synchronize(device)
+    start = clock()
+    steps = work()
+    synchronize(device)
+    return (clock() - start) / max(steps, 1), steps
 
 
 def time_greedy(
@@ -55,51 +64,42 @@ def time_greedy(
     device: torch.device,
     max_steps: int,
     seed: int,
-    clock=time.perf_counter,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, int]:
     """Seconds per step and number of steps of random greedy walks over ``batch`` sentences."""
     generator = torch.Generator(device=device).manual_seed(seed)
     state = system.initial([length] * batch, device)
-    synchronize(device)
-    start = clock()
-    steps = 0
-    while steps < max_steps and not bool(system.terminal(state).all()):
-        legal = system.legal(state)
-        system.apply(state, random_actions(legal, generator))
-        steps += 1
-    synchronize(device)
-    return (clock() - start) / max(steps, 1), steps
+
+    def walk() -> int:
+        steps = 0
+        while steps < max_steps and not bool(system.terminal(state).all()):
+            system.apply(state, random_actions(system.legal(state), generator))
+            steps += 1
+        return steps
+
+    return timed(walk, device, clock)
 
 
-def beam_step(
-    system: TransitionSystem,
-    state: State,
-    scores: torch.Tensor,
-    sentences: int,
-    beam: int,
-    generator: torch.Generator,
-) -> tuple[State, torch.Tensor]:
-    """One beam step with random action scores: returns the reordered, advanced state."""
-    legal = system.legal(state)
-    actions = legal.shape[1]
-    step_scores = torch.rand(legal.shape, generator=generator, device=legal.device).log()
-    candidate = torch.where(legal, scores[:, None] + step_scores, float("-inf"))
-    # A finished item keeps exactly one successor: itself (action 0 is ignored by apply).
-    finished = system.terminal(state)
-    candidate[:, 0] = torch.where(finished, scores, candidate[:, 0])
-    best, index = candidate.view(sentences, beam * actions).topk(beam, dim=1)
-    offsets = torch.arange(sentences, device=legal.device)[:, None] * beam
-    parent = (offsets + index // actions).flatten()
-    state = system.reorder(state, parent)
-    # Fewer than K live successors leave dead (-inf) items: they take any legal action, never
-    # an illegal one (two-registers refuses illegal moves).
-    chosen = torch.where(
-        torch.isfinite(best.flatten()),
-        (index % actions).flatten(),
-        legal[parent].long().argmax(1),
-    )
-    system.apply(state, chosen)
-    return state, best.flatten()
+@dataclass
+class _Lengths:
+    """The batch that :func:`~neuralparse.search.beam.beam_decode` reads: its lengths."""
+
+    lengths: Tensor
+
+
+class RandomScorer:
+    """The scorer's place in beam search, without a model: uniformly random action scores
+    (the search's cost without the network's); counts its calls (one per transition)."""
+
+    n_summary = 0
+
+    def __init__(self, num_actions: int, generator: torch.Generator) -> None:
+        self.num_actions, self.generator, self.calls = num_actions, generator, 0
+
+    def score(self, table: object, rows: Tensor, features: Tensor, summary: object) -> Tensor:
+        self.calls += 1
+        shape = (rows.shape[0], self.num_actions)
+        return torch.rand(shape, generator=self.generator, device=rows.device)
 
 
 def time_beam(
@@ -110,23 +110,26 @@ def time_beam(
     device: torch.device,
     max_steps: int,
     seed: int,
-    clock=time.perf_counter,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, int]:
-    """Seconds per step and number of steps of a random-score beam search."""
-    generator = torch.Generator(device=device).manual_seed(seed)
-    state = system.initial([length] * (sentences * beam), device)
-    # Only the first copy of each sentence is live at the start.
-    scores = torch.full((sentences, beam), float("-inf"), device=device)
-    scores[:, 0] = 0.0
-    scores = scores.flatten()
-    synchronize(device)
-    start = clock()
-    steps = 0
-    while steps < max_steps and not bool(system.terminal(state).all()):
-        state, scores = beam_step(system, state, scores, sentences, beam, generator)
-        steps += 1
-    synchronize(device)
-    return (clock() - start) / max(steps, 1), steps
+    """Seconds per step and number of steps of the library's beam search with random scores
+    (at most ``max_steps`` steps)."""
+    scorer = RandomScorer(system.num_actions, torch.Generator(device=device).manual_seed(seed))
+    batch = _Lengths(torch.full((sentences,), length, device=device))
+
+    def search() -> int:
+        beam_decode(
+            scorer,  # type: ignore[arg-type]  # stands for the model: random scores
+            system,
+            batch,  # type: ignore[arg-type]  # the lengths are all the search reads
+            beam,
+            compact=False,
+            table=object(),  # type: ignore[arg-type]  # the random scorer reads no table
+            max_steps=max_steps,
+        )
+        return scorer.calls
+
+    return timed(search, device, clock)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """Issue 7's accuracy study: train every system on every treebank, then parse test greedily
 and with a beam.
 
-    python experiments/accuracy_study.py [--data en_ewt ...] [--systems arc_eager ...]
+    python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
         [--seeds 1 2 3] [--jobs 2] [--device cpu|cuda] [--max-epochs 15]
         [--max-minutes 10] [--deadline-minutes 120] [--out outputs/study] [--quick]
 
@@ -31,9 +31,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
-"""In the order runs start: largest training set first."""
+from experiments.runs import DATA_KEYS, ROOT, load_run, step_command
+from experiments.runs import train_command as study_train_command
+
 SYSTEMS = (
     "two_registers",
     "three_step",
@@ -71,44 +71,27 @@ def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[st
         f"seed={run.seed}",
         f"trainer.max_epochs={args.max_epochs}",
         f"trainer.max_time_minutes={minutes:.2f}",
-        f"trainer.device={args.device}",
-        f"trainer.threads={args.threads}",
-        "trainer.progress=false",
-        "trainer.evaluate_test=false",  # parse_test scores test in every mode
-        f"hydra.run.dir={run.directory(args.out)}",
     ]
-    if args.quick:
-        overrides += [
-            "model=small",
-            "trainer=quick",
-            "trainer.max_epochs=1",
-            "data.max_train_sentences=200",
-            "data.max_dev_sentences=50",
-            "trainer.progress=false",
-        ]
-    return [sys.executable, str(ROOT / "train.py"), *overrides]
+    quick = [
+        "model=small",
+        "trainer=quick",
+        "trainer.max_epochs=1",
+        "data.max_train_sentences=200",
+        "data.max_dev_sentences=50",
+    ]
+    return study_train_command(
+        run.directory(args.out), overrides, args, quick if args.quick else ()
+    )
 
 
 def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     """Parse the run's test file in every mode; write the predictions and ``scores.json``."""
     import torch
-    import yaml
 
-    from neuralparse import Parser
-    from neuralparse.config import DataConfig, resolve_data_files
     from neuralparse.evaluation import evaluate
-    from neuralparse.io import read_conllu
 
-    torch.set_num_threads(threads)
-    config = yaml.safe_load((run_dir / "config.yaml").read_text())
-    data = DataConfig(**config["data"])
-    test_path = resolve_data_files(data, ("test",))["test"]
-    gold = read_conllu(test_path)
-    if quick:
-        gold = gold[:50]
-    parser = Parser.load(run_dir / "checkpoint.pt", device=device)
-    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    epochs = [r for r in records if "epoch" in r]
+    trained = load_run(run_dir, device, threads, quick)
+    config, gold, parser, epochs = trained.config, trained.gold, trained.parser, trained.epochs
     summary: dict = {
         "data": run_dir.parents[1].name,
         "treebank": config["data"]["treebank"],
@@ -119,7 +102,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "best_dev_las": epochs[-1]["best_las"] if epochs else None,
         "device": str(parser.device),
         "threads": threads,
-        "test_file": str(test_path),
+        "test_file": str(trained.test_file),
         "modes": {},
     }
     for mode, options in MODES.items():
@@ -164,12 +147,11 @@ def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
         if trained.returncode != 0:
             return f"{run_dir}: train.py failed ({trained.returncode}), see study.log"
         parsed = subprocess.run(
-            [sys.executable, __file__, "--parse", str(run_dir), "--device", args.device]
-            + ["--threads", str(args.threads)]
-            + (["--quick"] if args.quick else []),
+            step_command("experiments.accuracy_study", "--parse", run_dir, args),
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            cwd=ROOT,
         )
     if parsed.returncode != 0:
         return f"{run_dir}: parsing test failed ({parsed.returncode}), see study.log"

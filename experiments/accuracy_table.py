@@ -31,7 +31,7 @@ Then a table of the seeds' published figures for the same measures beside ours
 each seed claim of issue 7 checked with the numbers and the same two tests
 (:mod:`neuralparse.evaluation.significance`).
 
-    python experiments/accuracy_table.py [--runs outputs/study] [--data-root DIR]
+    python -m experiments.accuracy_table [--runs outputs/study] [--data-root DIR]
         [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG] [--resamples 10000]
         [--quick]
 
@@ -56,8 +56,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-from report import publish
 
+from experiments.report import publish
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.evaluation.metrics import ScoreAccumulator, Scores
@@ -903,7 +903,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparison = seed_comparison(rows, seeds)
     found = claims(runs, rows, golds, resamples)
     arguments = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python experiments/accuracy_table.py", *arguments])
+    command = " ".join(["python -m experiments.accuracy_table", *arguments])
     md = (
         f"Test accuracy per treebank, system and decoding mode: mean ± sd over seeds "
         f"({date.today()}; `{command}`). UAS/LAS/EM over all words; LP-NP/LR-NP labeled "

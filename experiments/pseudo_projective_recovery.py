@@ -14,7 +14,7 @@ scheme of Nivre & Nilsson (2005) (``head``, ``path``, ``head+path``; see
 
 Usage::
 
-    python experiments/pseudo_projective_recovery.py [--data-root DIR] [--out DIR] [--splits ...]
+    python -m experiments.pseudo_projective_recovery [--data-root DIR] [--out DIR] [--splits ...]
 
 Writes ``pseudo_projective_recovery.md`` (a Markdown table) and ``.json`` to ``--out``
 (default ``outputs/pseudo_projective_recovery`` under the repository root) and prints the table.
@@ -29,13 +29,13 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from neuralparse.datasets import data_root
 from neuralparse.io import iter_conllu
 from neuralparse.trees.core import nonprojective_arcs
 from neuralparse.trees.lifting import lift
 from neuralparse.trees.pseudo_projective import SCHEMES, Scheme, decode, encode
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA_ROOT = REPO_ROOT.parent / "shared" / "data" / "ud"
 DEFAULT_OUT = REPO_ROOT / "outputs" / "pseudo_projective_recovery"
 DEFAULT_SPLITS = ("train",)
 
@@ -160,10 +160,11 @@ def markdown_table(records: list[dict[str, object]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-root", type=Path, default=DEFAULT_DATA_ROOT)
+    parser.add_argument("--data-root", type=Path, help="default: neuralparse.datasets.data_root()")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--splits", nargs="+", default=list(DEFAULT_SPLITS))
     args = parser.parse_args(argv)
+    args.data_root = args.data_root or data_root()
     treebanks = {
         directory.name: files
         for directory in sorted(args.data_root.glob("UD_*"))

@@ -2,7 +2,7 @@
 spaCy's blank pipeline (``input_format=raw``), parsed, and scored against the gold file with the
 official CoNLL 2018 scorer (``udtools.udeval``); the same model on the gold words, for reference.
 
-    python experiments/raw_text.py --checkpoint outputs/make_train/checkpoint.pt
+    python -m experiments.raw_text --checkpoint outputs/make_train/checkpoint.pt
         [--treebank UD_English-EWT] [--split test] [--lang en] [--threads 1]
         [--work outputs/raw_text] [--out experiments/results]
 
@@ -129,7 +129,7 @@ def main() -> None:
         }
     )
 
-    command = " ".join(["python experiments/raw_text.py", *sys.argv[1:]])
+    command = " ".join(["python -m experiments.raw_text", *sys.argv[1:]])
     header = (
         f"{gold.parent.name} {args.split} from raw text ({paragraphs} paragraphs, "
         f"{len(text)} characters), checkpoint `{args.checkpoint}`; CoNLL 2018 scorer, F1 "

@@ -23,9 +23,9 @@ least-squares line ``m = slope n + intercept`` with R² (:func:`neuralparse.orac
 the fit behind ``python -m neuralparse.oracle``) and the largest ``m / n``.  Note: Nivre fits
 through the points without saying whether an intercept is used; we report both terms.
 
-    python experiments/running_time.py [--data-root DIR] [--checkpoint PATH ...] [--no-parser]
+    python -m experiments.running_time [--data-root DIR] [--checkpoint PATH ...] [--no-parser]
         [--test-limit N] [--out DIR] [--plot PNG] [--quick]
-    python experiments/running_time.py --replot experiments/results/running_time.json
+    python -m experiments.running_time --replot experiments/results/running_time.json
 
 Writes ``running_time.{csv,json,md}`` (the JSON keeps every (n, m) point with its count, so
 the plot can be redrawn) to ``--out`` (default ``experiments/results``) and
@@ -52,8 +52,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 import torch
-from report import publish
 
+from benchmarks.common import oracle_derivations
+from experiments.report import publish
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, iter_conllu, read_conllu
@@ -62,7 +63,7 @@ from neuralparse.oracle import least_squares
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser, load_checkpoint, rebuild
 from neuralparse.search.greedy import greedy_decode_counted
-from neuralparse.systems import SYSTEMS, get_system, run_oracle
+from neuralparse.systems import SYSTEMS, get_system
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -116,16 +117,14 @@ def oracle_points(
         (s for s in sentences if s.heads is not None and system.in_class(s.heads, s.deprels)),
         key=len,
     )
-    points: Points = Counter()
-    failed = 0
-    for lo in range(0, len(members), batch_size):
-        batch = members[lo : lo + batch_size]
-        result = run_oracle(system, [(s.heads, None) for s in batch])
-        for sentence, actions, ok in zip(batch, result.actions, result.reproduced, strict=True):
-            if ok:
-                points[(len(sentence), len(actions))] += 1
-            else:
-                failed += 1
+    trees = [(s.heads, None) for s in members]
+    derivations = oracle_derivations(system, trees, batch_size=batch_size)
+    points: Points = Counter(
+        (len(sentence), len(actions))
+        for sentence, (actions, ok) in zip(members, derivations, strict=True)
+        if ok
+    )
+    failed = sum(not ok for _, ok in derivations)
     return points, len(sentences) - len(members), failed
 
 
@@ -384,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"{path}: {rows[-1]}", file=sys.stderr, flush=True)
     arguments = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python experiments/running_time.py", *arguments])
+    command = " ".join(["python -m experiments.running_time", *arguments])
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))["running_time"]
     published = "\n".join(
         f"- {s['source']} {s['table']}: {s['system_in_paper']}, {s['language']} {s['split']}: "

@@ -1,10 +1,10 @@
 """How tag information should reach the parser: train the joint tagger-parser variants and a
 gold-tag parser to convergence, then score each on the test file with and without its tags.
 
-    python experiments/tagging_study.py [--data en_ewt hu_szeged got_proiel ...]
+    python -m experiments.tagging_study [--data en_ewt hu_szeged got_proiel ...]
         [--variants joint soft predicted gold_tags] [--seeds 1] [--jobs 4] [--device cuda]
         [--max-minutes 60] [--out outputs/tagging] [--quick]
-    python experiments/tagging_study.py --table [--out outputs/tagging]
+    python -m experiments.tagging_study --table [--out outputs/tagging]
 
 The variants (``model.tag_input``, see :class:`neuralparse.config.ModelConfig`):
 
@@ -41,12 +41,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from report import write_results
+from experiments.report import write_results
+from experiments.runs import DATA_KEYS, ROOT, load_run, step_command
+from experiments.runs import train_command as study_train_command
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
-DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
-"""In the order runs start: largest training set first."""
 VARIANTS = {
     "joint": ["model=default"],
     "joint_top": ["model=default", "model.tagger_layer=2"],
@@ -87,44 +86,29 @@ def train_command(run_dir: Path, data: str, variant: str, seed: int, args) -> li
         *VARIANTS[variant],
         f"seed={seed}",
         f"trainer.max_time_minutes={args.max_minutes}",
-        f"trainer.device={args.device}",
-        f"trainer.threads={args.threads}",
-        "trainer.progress=false",
-        "trainer.evaluate_test=false",  # scored below, tagged and untagged
-        f"hydra.run.dir={run_dir}",
     ]
-    if args.quick:
-        overrides += [
-            "model.word_dim=16",
-            "model.char_out=16",
-            "model.lstm_hidden=16",
-            "model.mlp_hidden=16",
-            "trainer.max_epochs=2",
-            "data.max_train_sentences=100",
-            "data.max_dev_sentences=30",
-        ]
-    return [sys.executable, str(ROOT / "train.py"), *overrides]
+    quick = [
+        "model.word_dim=16",
+        "model.char_out=16",
+        "model.lstm_hidden=16",
+        "model.mlp_hidden=16",
+        "trainer.max_epochs=2",
+        "data.max_train_sentences=100",
+        "data.max_dev_sentences=30",
+    ]
+    return study_train_command(run_dir, overrides, args, quick if args.quick else ())
 
 
 def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     """Parse the run's test file tagged and untagged; write and return ``scores.json``."""
     import torch
-    import yaml
 
-    from neuralparse import Parser
-    from neuralparse.config import DataConfig, resolve_data_files
     from neuralparse.evaluation import evaluate, predicted_tag_scores_only
-    from neuralparse.io import read_conllu
 
-    torch.set_num_threads(threads)
-    config = yaml.safe_load((run_dir / "config.yaml").read_text())
-    test_path = resolve_data_files(DataConfig(**config["data"]), ("test",))["test"]
-    gold = read_conllu(test_path)[: 50 if quick else None]
-    parser = Parser.load(run_dir / "checkpoint.pt", device=device)
+    trained = load_run(run_dir, device, threads, quick)
+    gold, parser, epochs = trained.gold, trained.parser, trained.epochs
     tagging = bool(parser.model.tagged_columns)
-    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    epochs = [r for r in records if "epoch" in r]
-    stopped = next((r for r in records if "stopped" in r), {})
+    stopped = next((r for r in trained.records if "stopped" in r), {})
     summary = {
         "epochs": len(epochs),
         "best_epoch": stopped.get("best_epoch"),
@@ -138,7 +122,7 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
             if parser.device.type == "cuda"
             else ""
         ),
-        "test_file": str(test_path),
+        "test_file": str(trained.test_file),
         "settings": {},
     }
     for setting in SETTINGS:
@@ -167,12 +151,10 @@ def execute(data: str, variant: str, seed: int, args) -> str:
     with open(run_dir / "study.log", "w") as log:
         steps = [
             train_command(run_dir, data, variant, seed, args),
-            [sys.executable, __file__, "--score", str(run_dir), "--device", args.device]
-            + ["--threads", str(args.threads)]
-            + (["--quick"] if args.quick else []),
+            step_command("experiments.tagging_study", "--score", run_dir, args),
         ]
         for step in steps:
-            done = subprocess.run(step, stdout=log, stderr=subprocess.STDOUT, env=env)
+            done = subprocess.run(step, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
             if done.returncode != 0:
                 return f"{run_dir}: failed ({done.returncode}), see study.log"
     return f"{run_dir}: done in {(time.time() - start) / 60:.1f} min"

@@ -15,7 +15,7 @@ A second table puts the seeds' published figures for the same measures
 (``experiments/seed_figures.json``) beside ours, for the languages both have (their data are
 CoNLL-X/2007 treebanks, ours UD, so the figures are a reference, not a replication).
 
-    python experiments/tree_coverage.py [--data-root DIR] [--splits train] [--out DIR] [--quick]
+    python -m experiments.tree_coverage [--data-root DIR] [--splits train] [--out DIR] [--quick]
 
 Writes ``coverage.{csv,json,md}`` to ``--out`` (default ``experiments/results``) and the bar
 chart ``docs/coverage.png`` (``--plot``).  ``--quick`` reads the first 200 sentences of each
@@ -37,8 +37,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
-from report import publish
 
+from experiments.report import publish
 from neuralparse.analyze import CoverageRow, analyze_sentences
 from neuralparse.datasets import data_root
 from neuralparse.io import iter_conllu
@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(records, seeds)
     arguments = argv if argv is not None else sys.argv[1:]
-    command = " ".join(["python experiments/tree_coverage.py", *arguments])
+    command = " ".join(["python -m experiments.tree_coverage", *arguments])
     md = (
         f"Tree-class coverage, % of trees ({'+'.join(args.splits)}; {date.today()}; "
         f"`{command.strip()}`)\n\n"

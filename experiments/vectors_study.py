@@ -1,12 +1,12 @@
 """Does ``model.pretrained_vectors`` help?  Train word vectors on a treebank's training text,
 then the default model with and without them, and score both on untagged dev and test text.
 
-    python experiments/vectors_study.py [--treebank hu_szeged ...] [--data-root DIR]
+    python -m experiments.vectors_study [--treebank hu_szeged ...] [--data-root DIR]
         [--variants baseline vectors vectors_finetune] [--seeds 1 2] [--device cuda]
         [--threads 1] [--jobs 3] [--max-minutes 240] [--out outputs/vectors]
         [--results experiments/results] [--dim 100] [--sg-epochs 10] [--vectors-seed 1]
         [train.py overrides ...]
-    python experiments/vectors_study.py --table [--treebank ...] [--seeds ...] [--out ...]
+    python -m experiments.vectors_study --table [--treebank ...] [--seeds ...] [--out ...]
 
 No pretrained vectors can be downloaded where this was written, so the vectors are made here:
 a skip-gram with negative sampling (Mikolov et al. 2013; window 5, 5 negatives, frequent
@@ -50,14 +50,15 @@ from pathlib import Path
 
 import torch
 import yaml
-from report import write_results
-from tagging_study import SCORE_KEYS, score_test
 
+from experiments.report import write_results
+from experiments.runs import ROOT
+from experiments.runs import train_command as study_train_command
+from experiments.tagging_study import SCORE_KEYS, score_test
 from neuralparse.config import DataConfig, resolve_data_files
 from neuralparse.io import read_conllu
 from neuralparse.model.vectors import WordVectors, write_vectors
 
-ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 VARIANTS = {
     "baseline": [],
@@ -207,14 +208,8 @@ def train_command(
         *(o.format(vectors=vectors) for o in VARIANTS[variant]),
         f"seed={seed}",
         f"trainer.max_time_minutes={args.max_minutes}",
-        f"trainer.device={args.device}",
-        f"trainer.threads={args.threads}",
-        "trainer.progress=false",
-        "trainer.evaluate_test=false",  # scored below, untagged
-        *args.overrides,
-        f"hydra.run.dir={run_dir}",
     ]
-    return [sys.executable, str(ROOT / "train.py"), *overrides]
+    return study_train_command(run_dir, overrides, args, args.overrides)
 
 
 def score_dev(run_dir: Path, device: str) -> dict:

@@ -4,23 +4,25 @@ write valid JSON and PNG files, and what they count is right where it is known e
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from benchmarks import (
+    common,
+    identical_outputs,
+    io_steps,
+    length_scaling,
+    throughput,
+    transition_cost,
+)
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
-from neuralparse.search.greedy import greedy_decode
+from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
+from neuralparse.systems import get_system
 from tests.parser_fixtures import make_corpus, write_corpus
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS))
-
-import length_scaling  # noqa: E402
-import throughput  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -35,20 +37,20 @@ def treebank(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("name", ["arc_eager", "swap", "two_registers", "three_step"])
-def test_profiled_greedy_gives_the_greedy_parses(treebank: Path, name: str) -> None:
+def test_timed_greedy_gives_the_greedy_parses(treebank: Path, name: str) -> None:
     train = read_conllu(treebank / "train.conllu")
-    parser = throughput.untrained_parser(name, train, torch.device("cpu"))
+    parser = common.untrained_parser(name, train, torch.device("cpu"))
     sentences = read_conllu(treebank / "test.conllu")
     batch = EncodedCorpus.build(sentences, parser.vocabs).batch(torch.arange(len(sentences)))
-    timers = throughput.Timers(torch.device("cpu"))
-    heads, labels, steps, iterations = throughput.profiled_greedy(
-        parser.model, parser.system, batch, timers
-    )
+    timers = common.Timers(torch.device("cpu"))
+    heads, labels, steps = greedy_decode_counted(parser.model, parser.system, batch, timer=timers)
     expected_heads, expected_labels = greedy_decode(parser.model, parser.system, batch)
     assert torch.equal(heads, expected_heads)
     assert torch.equal(labels, expected_labels)
-    assert int(steps.max()) == iterations
     assert set(timers.seconds) == {"encoder", "scorer", "state"}
+    # Stopped early: incomplete parses, no error, the steps taken so far.
+    _, _, capped = greedy_decode_counted(parser.model, parser.system, batch, max_steps=3)
+    assert torch.equal(capped, steps.clamp(max=3))
 
 
 def test_throughput_writes_json_and_profile(treebank: Path, tmp_path: Path) -> None:
@@ -96,7 +98,7 @@ def test_throughput_compares_graphs_with_eager_decoding(treebank: Path, tmp_path
 
 def test_transitions_study_counts_oracle_and_parser(treebank: Path, tmp_path: Path) -> None:
     # A checkpoint of an untrained arc-standard parser: its derivations take exactly 2n steps.
-    parser = throughput.untrained_parser(
+    parser = common.untrained_parser(
         "arc_standard", read_conllu(treebank / "train.conllu"), torch.device("cpu")
     )
     checkpoint = tmp_path / "checkpoint.pt"
@@ -140,3 +142,45 @@ def test_time_study_writes_json_and_png(tmp_path: Path) -> None:
         assert all(seconds > 0 for seconds in series[kind].values())
     parts = result["end_to_end_parts_per_step"]["arc_eager"]["10"]
     assert set(parts) == {"encoder", "scorer", "state"}
+
+
+def test_transition_cost_counts_the_steps_of_both_searches() -> None:
+    # Arc-standard takes exactly 2n transitions, whatever the scores.
+    system = get_system("arc_standard", transition_cost.LABELS)
+    cpu = torch.device("cpu")
+    assert transition_cost.time_greedy(system, 4, 3, cpu, 1000, seed=0)[1] == 8
+    assert transition_cost.time_beam(system, 4, 2, 3, cpu, 1000, seed=0)[1] == 8
+    assert transition_cost.time_beam(system, 4, 2, 3, cpu, 5, seed=0)[1] == 5  # capped
+
+
+def test_identical_outputs_records_then_checks(tmp_path: Path, capsys) -> None:
+    root = tmp_path / "ud"
+    (root / "UD_English-EWT").mkdir(parents=True)
+    write_corpus(root / "UD_English-EWT" / "train.conllu", make_corpus(30, seed=1, max_words=8))
+    write_corpus(root / "UD_English-EWT" / "dev.conllu", make_corpus(8, seed=2, max_words=8))
+    record = tmp_path / "record.json"
+    argv = ["--data-root", str(root), "--systems", "arc_eager", "swap", "--epochs", "1"]
+    argv += ["--dev-sentences", "5", "--beam", "2", "--threads", "1"]
+    assert identical_outputs.main([*argv, "--record", str(record)]) == 0
+    recorded = json.loads(record.read_text(encoding="utf-8"))
+    assert sorted(recorded["outputs"]) == [
+        f"{system}/UD_English-EWT/{search}"
+        for system in ("arc_eager", "swap")
+        for search in ("beam", "greedy")
+    ]
+    assert "skipped UD_Greek-GDT" in capsys.readouterr().err  # absent treebanks are skipped
+    assert identical_outputs.main([*argv, "--check", str(record)]) == 0
+    assert "all 4 outputs identical" in capsys.readouterr().out
+    # One output that differs from the record fails the check and is named.
+    changed = recorded["outputs"]["swap/UD_English-EWT/beam"]
+    changed["sha256"] = "0" * 64
+    record.write_text(json.dumps(recorded), encoding="utf-8")
+    assert identical_outputs.main([*argv, "--check", str(record)]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 4 outputs differ" in out and "swap/UD_English-EWT/beam" in out
+
+
+def test_io_steps_round_trips_a_file_byte_for_byte(treebank: Path, capsys) -> None:
+    io_steps.main([str(treebank / "test.conllu")])
+    out = capsys.readouterr().out
+    assert "neuralparse.io: 12 sentences" in out and "byte-identical True" in out

@@ -1,17 +1,14 @@
-"""Smoke test of benchmarks/epoch_cost.py with tiny settings (no timing assertions): it trains,
-reads the trainer's per-epoch timings, adds the arc-eager baseline and writes valid JSON."""
+"""Smoke test of ``python -m benchmarks.epoch_cost`` with tiny settings (no timing
+assertions): it trains, reads the trainer's per-epoch timings, adds the arc-eager baseline and
+writes valid JSON."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from benchmarks import epoch_cost
 from tests.parser_fixtures import make_corpus, write_corpus
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import epoch_cost
 
 
 def test_epoch_cost_reports_train_and_dev_seconds_per_system(tmp_path: Path, capsys) -> None:

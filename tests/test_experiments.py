@@ -8,12 +8,12 @@ import csv
 import gzip
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+from experiments import accuracy_study, accuracy_table, running_time, tree_coverage
 from neuralparse.analyze import analyze_file
 from neuralparse.config import ModelConfig
 from neuralparse.evaluation.metrics import ScoreAccumulator
@@ -24,14 +24,6 @@ from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
 from neuralparse.systems import get_system
 from neuralparse.trees.core import check_tree, is_projective
 from tests.parser_fixtures import LABELS, make_corpus, write_corpus
-
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
-sys.path.insert(0, str(EXPERIMENTS))
-
-import accuracy_study  # noqa: E402
-import accuracy_table  # noqa: E402
-import running_time  # noqa: E402
-import tree_coverage  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TREEBANK = "UD_Tiny-Test"

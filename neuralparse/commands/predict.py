@@ -30,8 +30,8 @@ import sys
 
 # Before torch is imported: idle OpenMP threads sleep instead of spinning (see train.py).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 import hydra
 from hydra.core.config_store import ConfigStore
@@ -46,7 +46,25 @@ from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
 bound_primitive_cache()
 bound_native_heap()
 
+if TYPE_CHECKING:
+    from neuralparse.prediction import PredictOptions
+
 log = logging.getLogger("neuralparse.predict")
+
+
+def options_from_config(cfg: DictConfig) -> PredictOptions:
+    """The decoding options of the configuration: each :class:`PredictOptions` field from the
+    key of the same name, ``search`` and ``beam_size`` from ``search.name`` and
+    ``search.beam_size``; a field without a key keeps its default."""
+    from neuralparse.prediction import PredictOptions
+
+    search = {"search": cfg.search.name, "beam_size": cfg.search.beam_size}
+    given = {
+        f.name: cfg[f.name]
+        for f in fields(PredictOptions)
+        if f.name in cfg and f.name not in search
+    }
+    return PredictOptions(**given, **search)
 
 
 @dataclass
@@ -98,7 +116,7 @@ def main(cfg: DictConfig) -> None:
     exit_on_sigterm()
     import torch
 
-    from neuralparse.prediction import PredictOptions, predict_file
+    from neuralparse.prediction import predict_file
     from neuralparse.runtime.checkpoint import load_parser
     from neuralparse.runtime.devices import resolve_device, set_threads
 
@@ -109,18 +127,7 @@ def main(cfg: DictConfig) -> None:
         check_known_keys(cfg, PredictConfig)
         SearchConfig.check(cfg.search)
         set_threads(cfg.threads)
-        options = PredictOptions(
-            search=cfg.search.name,
-            beam_size=cfg.search.beam_size,
-            batch_size=cfg.batch_size,
-            batch_tokens=cfg.batch_tokens,
-            beam_batch_tokens=cfg.beam_batch_tokens,
-            chunk_size=cfg.chunk_size,
-            cuda_graphs=cfg.cuda_graphs,
-            workers=cfg.workers,
-            tags=cfg.tags,
-            deps=cfg.deps,
-        )
+        options = options_from_config(cfg)
         device = resolve_device(cfg.device)
         parser = load_parser(cfg.checkpoint, device)
         log.info(

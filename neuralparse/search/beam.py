@@ -49,6 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Unpack
 
 import torch
 from torch import Tensor
@@ -56,7 +57,7 @@ from torch import Tensor
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import TokenTable, mask_illegal
-from neuralparse.search.greedy import parse_corpus
+from neuralparse.search.greedy import CorpusOptions, parse_corpus
 from neuralparse.systems import State, TransitionSystem
 
 NEG_INF = float("-inf")
@@ -149,12 +150,15 @@ def beam_decode(
     *,
     compact: bool = True,
     table: TokenTable | None = None,
+    max_steps: int | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Heads and label ids ``[S, n_max + 1]`` (column 0 unused) of the best derivation found
     for each of the ``S`` sentences of a batch already on the model's device, and its score
     ``[S]`` (float64 sum of action log-probabilities).  See the module docstring;
     ``compact=False`` keeps decided sentences in the batch (the same results, slower);
-    ``table`` is the batch already encoded."""
+    ``table`` is the batch already encoded.  ``max_steps``, a hook for measurements
+    (:mod:`benchmarks`), stops after that many transitions, finished or not (sentences with
+    no finished item then score -inf, and no error is raised)."""
     if beam_size < 1:
         raise ValueError(f"beam_size must be positive, got {beam_size}")
     table = table if table is not None else model.encode(batch)
@@ -166,7 +170,8 @@ def beam_decode(
     # The batch's sentences (their rows in the encoded table) still searched, in order.
     searched = torch.arange(sentences, device=device)
     beam = _Beam.start(sentences, k, device)
-    for _ in range(system.max_transitions(n_max)):
+    limit = system.max_transitions(n_max)
+    for _ in range(limit if max_steps is None else min(limit, max_steps)):
         finished = system.terminal(state)
         if bool((finished | torch.isinf(beam.scores)).all()):
             break
@@ -185,7 +190,7 @@ def beam_decode(
         finished = system.terminal(state)
         everyone = torch.ones_like(searched, dtype=torch.bool)
         results.store(system, state, searched, beam.scores, finished, everyone, k)
-    if not bool(torch.isfinite(results.scores).all()):
+    if max_steps is None and not bool(torch.isfinite(results.scores).all()):
         raise RuntimeError(f"{system.name}: beam search did not terminate")
     return results.heads, results.labels, results.scores
 
@@ -305,16 +310,14 @@ def beam_parse_corpus(
     corpus: EncodedCorpus,
     *,
     beam_size: int = 8,
-    batch_tokens: int = 8000,
-    device: torch.device | str = "cpu",
+    **options: Unpack[CorpusOptions],
 ) -> list[tuple[list[int], list[str | None]]]:
     """Beam-search parses of ``corpus``, as :func:`~neuralparse.search.greedy.parse_corpus`
-    returns them (``batch_tokens`` counts words before the ``beam_size`` copies)."""
+    returns them (its ``batch_tokens`` counts words before the ``beam_size`` copies)."""
     return parse_corpus(
         model,
         system,
         corpus,
         lambda batch, table: beam_decode(model, system, batch, beam_size, table=table)[:2],
-        batch_tokens=batch_tokens,
-        device=device,
+        **options,
     )

@@ -10,7 +10,9 @@ within ``max_transitions``) guarantees a well-formed tree for every sentence.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import torch
 from torch import Tensor
@@ -24,6 +26,16 @@ from neuralparse.systems import State, TransitionSystem
 TERMINAL_CHECK_EVERY = 16
 """Steps between termination checks on an accelerator (every step on the CPU)."""
 
+Timer = Callable[[str], AbstractContextManager[object]]
+"""A hook that times the parts of decoding: ``timer(part)`` is a context manager around the
+work of ``part`` (``"encoder"``, ``"scorer"`` or ``"state"``), e.g. a profiler's."""
+
+_NOT_TIMED = nullcontext()
+
+
+def _not_timed(part: str) -> AbstractContextManager[object]:
+    return _NOT_TIMED
+
 
 @torch.inference_mode()
 def greedy_decode(
@@ -36,32 +48,63 @@ def greedy_decode(
 
 
 def greedy_step(
-    model: ParserModel, system: TransitionSystem, table: TokenTable, rows: Tensor, state: State
+    model: ParserModel,
+    system: TransitionSystem,
+    table: TokenTable,
+    rows: Tensor,
+    state: State,
+    timer: Timer = _not_timed,
 ) -> None:
     """One transition for every configuration of ``state``: the best legal action of each
-    (``rows [B]``: each configuration's sentence in ``table``)."""
-    summary = summary_features(system, state) if model.n_summary else None
-    scores = model.score(table, rows, system.features(state), summary)
-    system.apply(state, mask_illegal(scores, system.legal(state)).argmax(1))
+    (``rows [B]``: each configuration's sentence in ``table``); ``timer`` times its parts."""
+    with timer("state"):
+        summary = summary_features(system, state) if model.n_summary else None
+        features = system.features(state)
+    with timer("scorer"):
+        scores = model.score(table, rows, features, summary)
+    with timer("state"):
+        legal = system.legal(state)
+    with timer("scorer"):
+        actions = mask_illegal(scores, legal).argmax(1)
+    with timer("state"):
+        system.apply(state, actions)
 
 
 @torch.inference_mode()
 def greedy_decode_counted(
-    model: ParserModel, system: TransitionSystem, batch: ModelInput, table: TokenTable | None = None
+    model: ParserModel,
+    system: TransitionSystem,
+    batch: ModelInput,
+    table: TokenTable | None = None,
+    *,
+    timer: Timer | None = None,
+    max_steps: int | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`greedy_decode` plus the transitions each row actually took ``[B]``: the
-    abstract running time of the trained parser (Nivre 2009 §4.1, Figure 5, white dots)."""
-    table = table if table is not None else model.encode(batch)
-    state = system.initial(batch.lengths, batch.lengths.device)
+    abstract running time of the trained parser (Nivre 2009 §4.1, Figure 5, white dots).
+
+    Hooks for measurements (:mod:`benchmarks`): ``timer`` times the encoder, the scorer and
+    the state operations (:data:`Timer`); ``max_steps`` stops after that many transitions,
+    finished or not (the trees are then incomplete, and no error is raised)."""
+    timed = timer or _not_timed
+    if table is None:
+        with timed("encoder"):
+            table = model.encode(batch)
+    with timed("state"):
+        state = system.initial(batch.lengths, batch.lengths.device)
     rows = torch.arange(state.batch_size, device=state.device)
     # Asking whether all are terminal makes the host wait for the device; on a GPU, ask
     # every few steps so that the host can queue steps ahead (extra steps are no-ops).
     check_every = 1 if state.device.type == "cpu" else TERMINAL_CHECK_EVERY
-    for step in range(system.max_transitions(state.n_max)):
-        if step % check_every == 0 and bool(system.terminal(state).all()):
-            break
-        greedy_step(model, system, table, rows, state)
-    if not bool(system.terminal(state).all()):
+    limit = system.max_transitions(state.n_max)
+    for step in range(limit if max_steps is None else min(limit, max_steps)):
+        if step % check_every == 0:
+            with timed("state"):
+                done = bool(system.terminal(state).all())
+            if done:
+                break
+        greedy_step(model, system, table, rows, state, timed)
+    if max_steps is None and not bool(system.terminal(state).all()):
         raise RuntimeError(f"{system.name}: greedy decoding did not terminate")
     heads, labels = system.heads_and_labels(state)
     return heads, labels, state.scalars["steps"].clone()
@@ -83,19 +126,29 @@ Decoder = Callable[[ModelInput, TokenTable], tuple[Tensor, Tensor]]
 table -> heads and label ids ``[B, n_max + 1]``."""
 
 
+class CorpusOptions(TypedDict, total=False):
+    """Keyword options of the corpus parsers (:func:`parse_corpus_with_tags`)."""
+
+    batch_tokens: int
+    """Words per batch (default 8000)."""
+    device: torch.device | str
+    """Where to parse (default the CPU)."""
+
+
 @torch.inference_mode()
 def parse_corpus_with_tags(
     model: ParserModel,
     system: TransitionSystem,
     corpus: EncodedCorpus,
-    decode: Decoder,
+    decode: Decoder | None = None,
     *,
     batch_tokens: int = 8000,
     device: torch.device | str = "cpu",
 ) -> list[CorpusParse]:
     """Trees and predicted tags of every sentence of ``corpus``, in corpus order, with
-    ``decode``; sentences are batched by length (``batch_tokens`` words per batch) and each
-    batch is encoded once for the tagger and the decoder."""
+    ``decode`` (default: greedy decoding); sentences are batched by length (``batch_tokens``
+    words per batch) and each batch is encoded once for the tagger and the decoder."""
+    decode = decode or greedy_decoder(model, system)
     device = torch.device(device)
     was_training = model.training
     model.eval()
@@ -122,16 +175,12 @@ def parse_corpus(
     model: ParserModel,
     system: TransitionSystem,
     corpus: EncodedCorpus,
-    decode: Decoder,
-    *,
-    batch_tokens: int = 8000,
-    device: torch.device | str = "cpu",
+    decode: Decoder | None = None,
+    **options: Unpack[CorpusOptions],
 ) -> list[tuple[list[int], list[str | None]]]:
     """``(heads, labels)`` of every sentence of ``corpus`` (see
     :func:`parse_corpus_with_tags`)."""
-    parses = parse_corpus_with_tags(
-        model, system, corpus, decode, batch_tokens=batch_tokens, device=device
-    )
+    parses = parse_corpus_with_tags(model, system, corpus, decode, **options)
     return [(p.heads, p.labels) for p in parses]
 
 
@@ -139,19 +188,10 @@ def greedy_parse_corpus(
     model: ParserModel,
     system: TransitionSystem,
     corpus: EncodedCorpus,
-    *,
-    batch_tokens: int = 8000,
-    device: torch.device | str = "cpu",
+    **options: Unpack[CorpusOptions],
 ) -> list[tuple[list[int], list[str | None]]]:
-    """Greedy parses of ``corpus`` (see :func:`parse_corpus`)."""
-    return parse_corpus(
-        model,
-        system,
-        corpus,
-        greedy_decoder(model, system),
-        batch_tokens=batch_tokens,
-        device=device,
-    )
+    """Greedy parses of ``corpus`` (:func:`parse_corpus` with its default decoder)."""
+    return parse_corpus(model, system, corpus, **options)
 
 
 def greedy_decoder(model: ParserModel, system: TransitionSystem) -> Decoder:

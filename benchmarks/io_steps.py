@@ -1,6 +1,6 @@
 """Time CoNLL-U reading and writing here against pyconll on one file.
 
-``python -m neuralparse.io.bench FILE`` prints seconds for each step and whether each library's
+``python -m benchmarks.io_steps FILE`` prints seconds for each step and whether each library's
 read -> write round trip reproduces the file byte for byte.  The numbers quoted in
 :mod:`neuralparse.io.conllu` come from this script.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyconll
 
-from neuralparse.io.conllu import read_conllu, write_conllu
+from neuralparse.io import read_conllu, write_conllu
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,2 @@
+"""Benchmarks of the library (run from the checkout: ``python -m benchmarks.NAME``); not
+part of the installed package."""

@@ -1,0 +1,88 @@
+"""What the training studies share (:mod:`experiments.accuracy_study`,
+:mod:`experiments.tagging_study`, :mod:`experiments.vectors_study`): the ``train.py`` command
+of one run, the command of a study's own step for one run in a process of its own, and a
+trained run read back (its configuration, test file, metrics and parser)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from neuralparse import Parser
+    from neuralparse.io import Sentence
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout: ``train.py`` is here, and the studies' own steps run from here."""
+DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
+"""The studies' treebanks (``data=`` presets), in the order runs start: largest training set
+first."""
+
+
+def train_command(
+    run_dir: Path, overrides: Sequence[str], args: argparse.Namespace, extra: Sequence[str] = ()
+) -> list[str]:
+    """``train.py`` for one run of a study into ``run_dir``: the run's ``overrides``, the
+    study's ``--device`` and ``--threads``, no progress bar and no test scoring (the study
+    scores test itself), then ``extra`` overrides (which win)."""
+    return [
+        sys.executable,
+        str(ROOT / "train.py"),
+        *overrides,
+        f"trainer.device={args.device}",
+        f"trainer.threads={args.threads}",
+        "trainer.progress=false",
+        "trainer.evaluate_test=false",
+        *extra,
+        f"hydra.run.dir={run_dir}",
+    ]
+
+
+def step_command(module: str, flag: str, run_dir: Path, args: argparse.Namespace) -> list[str]:
+    """``python -m module flag RUN_DIR`` with the study's ``--device``, ``--threads`` and
+    ``--quick``: a study's own step for one run (to be run with ``cwd=ROOT``)."""
+    quick = ["--quick"] if args.quick else []
+    device = ["--device", args.device, "--threads", str(args.threads)]
+    return [sys.executable, "-m", module, flag, str(run_dir), *device, *quick]
+
+
+@dataclass
+class TrainedRun:
+    """A run that ``train.py`` finished, read back for scoring."""
+
+    config: dict[str, Any]
+    """Its resolved ``config.yaml``."""
+    test_file: Path
+    gold: list[Sentence]
+    """The test sentences (the first 50 in quick mode)."""
+    parser: Parser
+    """Its best checkpoint, loaded."""
+    records: list[dict[str, Any]]
+    """The lines of ``metrics.jsonl``."""
+
+    @property
+    def epochs(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if "epoch" in r]
+
+
+def load_run(run_dir: Path, device: str, threads: int, quick: bool) -> TrainedRun:
+    """The run in ``run_dir`` with ``threads`` torch threads and its parser on ``device``."""
+    import torch
+    import yaml
+
+    from neuralparse import Parser
+    from neuralparse.config import DataConfig, resolve_data_files
+    from neuralparse.io import read_conllu
+
+    torch.set_num_threads(threads)
+    config = yaml.safe_load((run_dir / "config.yaml").read_text())
+    test_file = resolve_data_files(DataConfig(**config["data"]), ("test",))["test"]
+    gold = read_conllu(test_file)[: 50 if quick else None]
+    parser = Parser.load(run_dir / "checkpoint.pt", device=device)
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return TrainedRun(config, test_file, gold, parser, [json.loads(line) for line in lines])
