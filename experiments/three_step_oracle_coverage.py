@@ -7,9 +7,9 @@ For each file (default: the train set of every treebank under
 the fraction the composed oracle reproduces exactly, the fraction of non-projective gold arcs
 (Gómez-Rodríguez & Nivre §5.2 definition) it reproduces with their label, and the lifted arcs
 it leaves on their anchors, by label: First Available conflicts, i.e. two lifted arcs with the
-same direction and label crossing strictly (SEED-NOTES, "Three-step").  With ``--engine`` the
-oracle is also replayed on the tensor engine, batched, and its reproduced count is checked
-against the reference.
+same direction and label crossing strictly (design note 04,
+docs/dev/notes/04-three-step.md).  With ``--engine`` the oracle is also replayed on the tensor
+engine, batched, and its reproduced count is checked against the reference.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 from benchmarks.common import oracle_derivations, training_trees
 from neuralparse.datasets import data_root
 from neuralparse.io import read_conllu
-from neuralparse.systems.three_step_reference import three_step_target, valency_oracle
+from neuralparse.systems.three_step.reference import three_step_target, valency_oracle
 from neuralparse.trees.core import nonprojective_arcs
 
 

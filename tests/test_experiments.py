@@ -125,7 +125,9 @@ def test_running_time_quick_counts_oracle_and_parser(data_root: Path, tmp_path: 
     assert standard["slope"] == pytest.approx(2.0) and standard["r2"] == pytest.approx(1.0)
     eager, lazy = rows[("swap", "eager", "oracle, train")], rows[("swap", "lazy", "oracle, train")]
     assert eager["sentences"] == lazy["sentences"] == len(train)  # swap derives every tree
-    assert lazy["transitions"] <= eager["transitions"]  # lazy never swaps more (SEED-NOTES)
+    assert (
+        lazy["transitions"] <= eager["transitions"]
+    )  # lazy never swaps more (design note 01, item 3)
     assert eager["transitions"] > 2 * eager["words"]  # non-projective trees need swaps
     parser = rows[("arc_standard", "", "parser, test")]
     assert parser["sentences"] == 30 and parser["per_word"] == pytest.approx(2.0)

@@ -3,8 +3,8 @@
 What a graph needs from a system (no host synchronisation per step, a linear step bound) is
 checked by running steps under an operator census; the fixed-length, padded, bucketed loop
 that a graph records is run eagerly and must give greedy_decode's (beam_decode's) trees.
-Recording and replaying itself needs a GPU: benchmarks/throughput.py --device cuda compares
-both there.
+Recording and replaying itself needs a GPU: ``python -m benchmarks.throughput --device cuda``
+compares both there.
 """
 
 from __future__ import annotations

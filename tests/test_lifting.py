@@ -86,8 +86,8 @@ def test_mildly_nonprojective_targets_need_fewer_lifts() -> None:
 
 
 def test_2ci_lifting_of_a_3_crossing_interval_tree() -> None:
-    # Pitler & McDonald's example gap: [3, 5, 4, 5, 0, 1] is 2-Crossing-Interval (SEED-NOTES),
-    # and a tree outside 2CI must come out inside it with at least one lift.
+    # Pitler & McDonald's example gap: [3, 5, 4, 5, 0, 1] is 2-Crossing-Interval (design note 03,
+    # item 4), and a tree outside 2CI must come out inside it with at least one lift.
     assert lift([3, 5, 4, 5, 0, 1], "2ci").lifted == 0
     outside = next(h for h in all_trees(6) if not is_k_crossing_interval(h, 2) and h.count(0) == 1)
     result = lift(outside, "2ci")

@@ -773,8 +773,7 @@ def test_allocator_settings_keep_what_the_user_set(monkeypatch: pytest.MonkeyPat
 
 
 def test_memory_benchmark_writes_its_table_and_json(tmp_path: Path) -> None:
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    import memory as benchmark  # benchmarks/memory.py
+    from benchmarks import memory as benchmark
 
     corpus = make_corpus(30, seed=5)
     out = tmp_path / "memory.json"

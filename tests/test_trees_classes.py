@@ -51,7 +51,7 @@ GRN_G2 = [2, 3, 0, 5, 3, 5, 8, 6, 3]
 PM_FIG1 = [5, 4, 4, 0, 4, 5, 6, 12, 10, 12, 12, 7, 10, 13]
 # Figure 2 with n = 3: root0 b1 a1 b1 a2 b2 a3 b3 a (positions 1..8); a_i -> a, b_i -> b.
 PM_FIG2 = [0, 8, 1, 8, 1, 8, 1, 0]
-# Figure 3, English gloss from SEED-NOTES: that1 we2 Hans3 the4 house5 helped6 paint7.
+# Figure 3, English gloss: that1 we2 Hans3 the4 house5 helped6 paint7.
 PM_FIG3 = [0, 6, 6, 5, 7, 1, 6]
 
 
@@ -134,7 +134,7 @@ def test_pitler_mcdonald_figure3_helped_paint() -> None:
 
 
 def test_seed_notes_trees() -> None:
-    # SEED-NOTES (two-registers 1, 2): [3,5,5,1,0] is 2-CI; [3,5,2,1,0] is not (words 1 and 3
+    # Design note 03 (items 1, 2): [3,5,5,1,0] is 2-CI; [3,5,2,1,0] is not (words 1 and 3
     # both have a child beyond their parent, and 5->2 needs a third vertex).
     assert is_k_crossing_interval([3, 5, 5, 1, 0], 2)
     assert far_side_vertices([3, 5, 2, 1, 0]) == {1, 3}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import sys
 from pathlib import Path
 
 import pytest
@@ -255,8 +254,7 @@ def test_old_config_keys_and_a_missing_vectors_file(
 
 
 def test_the_studys_skipgram_vectors_group_words_of_the_same_contexts(tmp_path: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
-    from vectors_study import skipgram_vectors
+    from experiments.vectors_study import skipgram_vectors
 
     # "cat" and "dog" share their contexts, "red" and "blue" theirs (no subsampling: in so
     # small a text every word is frequent).

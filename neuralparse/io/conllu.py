@@ -7,7 +7,7 @@ changes nothing but HEAD and DEPREL of the syntactic words whose tree was change
 
 Why a direct parser rather than pyconll.  Measured on English-EWT train (12,544 sentences,
 14.2 MB) on the 2-core development machine with pyconll 3.3.1
-(``.venv/bin/python -m neuralparse.io.bench FILE``)::
+(``.venv/bin/python -m benchmarks.io_steps FILE``)::
 
     pyconll.load_from_file   2.8-4.3 s   write back (Conll.conll())  1.1-1.9 s
     read_conllu (strict)     0.8 s       write_conllu                0.03 s

@@ -57,7 +57,7 @@ from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
 from neuralparse.runtime.devices import resolve_device, set_threads
-from neuralparse.search.greedy import greedy_decoder, parse_corpus_with_tags
+from neuralparse.search.greedy import parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
 from neuralparse.training.examples import OracleExamples
 from neuralparse.training.preparation import (
@@ -126,14 +126,7 @@ def evaluate_parser(
 ) -> dict[str, Any]:
     """Greedy-parse (and tag) ``corpus`` and score it against ``gold`` (the evaluation
     module's metrics, as percentages; tag accuracies for the columns the model predicts)."""
-    parses = parse_corpus_with_tags(
-        model,
-        system,
-        corpus,
-        greedy_decoder(model, system),
-        batch_tokens=batch_tokens,
-        device=device,
-    )
+    parses = parse_corpus_with_tags(model, system, corpus, batch_tokens=batch_tokens, device=device)
     classes = vocabs.tag_classes(model.tagged_columns)
     accumulator = ScoreAccumulator()
     for sentence, parse in zip(gold, parses, strict=True):

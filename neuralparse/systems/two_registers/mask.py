@@ -57,9 +57,10 @@ from torch import Tensor
 from neuralparse.systems.state import State
 
 INF = 1 << 30
-"""``minH``/``minC`` when there is no such word."""
+"""``minH``/``minC`` when there is no such word: above every word index and step count, and
+small enough that sums and differences of a few of them stay far inside int64."""
 HEAD, CONNECTED = 0, 1
-"""Rows of the per-word table ``state.scalarstate.tables["words"]``."""
+"""Rows of the per-word table ``state.tables["words"]``."""
 FAST_MOVES = (0, 1, 2, 3)
 """Left-Arc, Right-Arc, Shift, Reduce (``Move`` values): the moves that keep the book-keeping
 exact on a fast row."""
