@@ -95,7 +95,9 @@ def parser_points(
 ) -> tuple[str, list[tuple[int, int]]]:
     """The checkpoint's system and ``(length, transitions)`` of its greedy parses."""
     parser = load_parser(checkpoint, "cpu")
-    corpus = EncodedCorpus.build(sentences, parser.vocabs, parser.model.config.max_word_chars)
+    corpus = EncodedCorpus.build(
+        sentences, parser.vocabs, parser.model.config.max_word_chars, parser.contextual
+    )
     points: list[tuple[int, int]] = []
     for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
         _, _, steps = greedy_decode_counted(parser.model, parser.system, corpus.batch(ids))

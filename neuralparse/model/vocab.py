@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from neuralparse.model.contextual import ContextualSpec
 from neuralparse.model.vectors import read_vectors
 
 log = logging.getLogger("neuralparse.vocab")
@@ -171,6 +172,9 @@ class Vocabularies:
     feats: Vocabulary | None = None
     feats_classes: Vocabulary | None = None
     pretrained: PretrainedVocabulary | None = None
+    contextual: ContextualSpec | None = None
+    """The contextual encoder the model reads features of (not a vocabulary: what encoding a
+    corpus needs besides the vocabularies)."""
 
     def tag_classes(self, columns: Iterable[str]) -> dict[str, Vocabulary]:
         """The class vocabularies of the tagging heads for ``columns`` (``upos``, ``xpos``,
@@ -179,19 +183,21 @@ class Vocabularies:
         return {name: found[name] for name in columns if found[name] is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        # Without vectors the dict stays what it was before they existed, so that resuming
-        # from an older checkpoint still finds the same vocabularies.
+        # Without vectors or a contextual encoder the dict stays what it was before they
+        # existed, so that resuming from an older checkpoint still finds the same vocabularies.
         return {
             name: (vocab.to_dict() if vocab is not None else None)
             for name, vocab in vars(self).items()
-            if not (name == "pretrained" and vocab is None)
+            if not (name in ("pretrained", "contextual") and vocab is None)
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Vocabularies:
-        def read(name: str, value: dict[str, Any] | None) -> Vocabulary | None:
+        def read(name: str, value: dict[str, Any] | None) -> Any:
             if value is None:
                 return None
+            if name == "contextual":
+                return ContextualSpec.from_dict(value)
             kind = PretrainedVocabulary if name == "pretrained" else Vocabulary
             return kind.from_dict(value)
 
@@ -215,13 +221,14 @@ def build_vocabularies(
     feats_pairs: bool = True,
     pretrained_vectors: str | None = None,
     pretrained_max_words: int = 0,
+    contextual: ContextualSpec | None = None,
 ) -> Vocabularies:
     """Vocabularies of the training sentences (objects with ``forms``, ``upos``, ``xpos``,
     ``feats``); a column enters only when enabled and present in the data.  FEATS gets its
     pair vocabulary (gold-tag input) when ``feats_pairs``, else its class vocabulary (the
     tagging head's).  With ``pretrained_vectors`` (a file path), the vocabulary of the vectors
     (:func:`pretrained_vocabulary`) keeps up to ``pretrained_max_words`` words that training
-    never saw."""
+    never saw.  ``contextual`` records the contextual encoder the model reads."""
     forms = [f for s in sentences for f in s.forms]
     upos = [t for s in sentences for t in s.upos]
     xpos = [t for s in sentences for t in s.xpos]
@@ -246,12 +253,15 @@ def build_vocabularies(
             if pretrained_vectors
             else None
         ),
+        contextual=contextual,
     )
 
 
-def vocabularies_for(sentences: Sequence[Any], model: Any) -> Vocabularies:
+def vocabularies_for(
+    sentences: Sequence[Any], model: Any, contextual: ContextualSpec | None = None
+) -> Vocabularies:
     """:func:`build_vocabularies` with the switches of a model configuration
-    (:class:`neuralparse.config.ModelConfig`)."""
+    (:class:`neuralparse.config.ModelConfig`) and its contextual encoder's description."""
     return build_vocabularies(
         sentences,
         min_word_count=model.min_word_count,
@@ -262,4 +272,5 @@ def vocabularies_for(sentences: Sequence[Any], model: Any) -> Vocabularies:
         feats_pairs=model.tag_input == "gold",
         pretrained_vectors=model.pretrained_vectors,
         pretrained_max_words=model.pretrained_max_words,
+        contextual=contextual,
     )

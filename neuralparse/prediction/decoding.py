@@ -210,7 +210,9 @@ def parse_sentences(
     check_words(sentences)
     if not sentences:
         return []
-    corpus = EncodedCorpus.build(sentences, parser.vocabs, max_word_chars(parser))
+    corpus = EncodedCorpus.build(
+        sentences, parser.vocabs, max_word_chars(parser), parser.contextual
+    )
     annotate = Annotator.for_parser(parser, options)
     predictions = decode_chunk(
         parser, corpus, options, device=device, tag_columns=annotate.tag_classes, on_batch=on_batch

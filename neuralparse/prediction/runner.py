@@ -93,6 +93,10 @@ def predict_file(
             report.first_output = time.perf_counter() - started
 
     workers = 0 if context.active else worker_count(options, source, device, input_format)
+    if workers and parser.contextual is not None:
+        # The workers would run the contextual encoder on the CPU, one copy each.
+        log.info("workers=%s: a model with a contextual encoder encodes here", options.workers)
+        workers = 0
     try:
         if workers:
             path = Path(source)  # type: ignore[arg-type]  # worker_count wants a path
@@ -231,7 +235,7 @@ def _predict_in_workers(
 
     stages = Stages(
         read=lambda piece: read_piece(piece, fmt, name, lenient=lenient),
-        encode=lambda sentences: EncodedCorpus.build(sentences, vocabs, word_chars),
+        encode=lambda sentences: EncodedCorpus.build(sentences, vocabs, word_chars, None),
         flags=flags,
         annotate=lambda sentences, found: conllu_text(annotate(sentences, found)),
         on_chunk=on_chunk,

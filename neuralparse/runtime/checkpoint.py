@@ -28,6 +28,7 @@ import torch
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
 from neuralparse.io.sources import partial_file, replacing
+from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
@@ -68,6 +69,8 @@ class LoadedParser:
     system: TransitionSystem
     vocabs: Vocabularies
     checkpoint: dict[str, Any]
+    contextual: ContextualEncoder | None = None
+    """The contextual encoder the model reads features of (``vocabs.contextual``), if any."""
     graphed: dict[int | None, GraphedSearch] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -285,9 +288,19 @@ def rebuild(
         model.load_state_dict(data["state_dict"])
     except RuntimeError as error:
         raise CheckpointError(f"its weights cannot be loaded ({_reason(error)})", **where) from None
+    contextual = None
+    if vocabs.contextual is not None:
+        spec = vocabs.contextual
+        try:
+            contextual = ContextualEncoder(spec.source, expected_sha256=spec.sha256).to(device)
+        except InputError as error:
+            raise CheckpointError(
+                f"its contextual encoder {spec.source!r} cannot be loaded: {_reason(error)}",
+                **where,
+            ) from None
     model.to(device)
     model.eval()
-    return LoadedParser(model, system, vocabs, data)
+    return LoadedParser(model, system, vocabs, data, contextual)
 
 
 def load_parser(path: str | Path, device: torch.device | str = "cpu") -> LoadedParser:

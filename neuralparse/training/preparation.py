@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 from neuralparse.config import ModelConfig, SearchConfig, TrainConfig, resolve_data_files
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.vocab import Vocabularies, vocabularies_for
 from neuralparse.search import SEARCHES
@@ -118,7 +119,10 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
             ", ".join(f"{k}={v}" for k, v in unseen.most_common(10)),
         )
     model_cfg = cfg.model
-    vocabs = vocabularies_for(train_sentences, model_cfg)
+    contextual = ContextualEncoder(model_cfg.contextual) if model_cfg.contextual else None
+    if contextual is not None and device is not None:
+        contextual.to(device)
+    vocabs = vocabularies_for(train_sentences, model_cfg, contextual and contextual.spec)
     start = time.perf_counter()
     examples, reproduced = extract_oracle_examples(
         system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
@@ -140,8 +144,8 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         vocabs=vocabs,
         train_sentences=train_sentences,
         dev_sentences=dev_sentences,
-        train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars),
-        dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars),
+        train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars, contextual),
+        dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars, contextual),
         examples=examples,
         transform_report=report,
         not_reproduced=failed,

@@ -394,7 +394,9 @@ def score_test_split(
         return None
     loaded = load_parser(output_dir / CHECKPOINT_NAME, device)
     sentences = read_split(path, "test", None)
-    corpus = EncodedCorpus.build(sentences, loaded.vocabs, cfg.model.max_word_chars)
+    corpus = EncodedCorpus.build(
+        sentences, loaded.vocabs, cfg.model.max_word_chars, loaded.contextual
+    )
     scores = evaluate_parser(
         loaded.model,
         loaded.system,
