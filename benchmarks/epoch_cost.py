@@ -13,8 +13,9 @@ means leave it out when there are later ones.
 What differs between systems is mostly the dev evaluation: the training step scores oracle
 configurations extracted beforehand (the same work for every system but the number of
 transitions per sentence), while the evaluation runs each system's own greedy decoder, legal
-mask included: the trainer's eager loop (:func:`~neuralparse.search.greedy.greedy_decode`),
-not the CUDA-graph replay that prediction uses.  ``setup s`` is the time before the first
+mask included: the eager loop (:func:`~neuralparse.search.greedy.greedy_decode`), or on CUDA
+for the systems that allow it the replay of CUDA graphs that prediction uses too
+(:func:`neuralparse.training.trainer.dev_decoder`).  ``setup s`` is the time before the first
 epoch (reading, tree transforms, the oracle run, the model), reported apart.
 
     python -m benchmarks.epoch_cost [--treebank UD_Hungarian-Szeged] [--epochs 3]

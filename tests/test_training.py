@@ -428,3 +428,29 @@ def test_resume_with_another_model_config_names_the_keys(tmp_path: Path) -> None
     cfg.model.mlp_hidden += 8
     with pytest.raises(CheckpointError, match=r"checkpoint's in model\.mlp_hidden"):
         train(cfg, tmp_path / "resumed")
+
+
+def test_dev_evaluation_on_graphs_scores_what_the_eager_loop_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On CUDA the dev evaluation replays graphs (trainer.dev_decoder); here their fixed-length
+    loop runs eagerly in the trainer, across epochs, and must give the eager loop's scores."""
+    from neuralparse.training import trainer as trainer_module
+
+    sentences = make_corpus(24, seed=8, projective=False)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    eager = train(tiny_config(tmp_path / "a", sentences, max_epochs=2), tmp_path / "a" / "run")
+    recorded = []
+    assert trainer_module.dev_decoder(None, get_system("arc_eager"), torch.device("cpu")) is None
+
+    def graphed(model, system, device):
+        recorded.append(system.name)
+        search = trainer_module.GraphedSearch(model, system)
+        return lambda batch, table: search(batch, table)[:2]
+
+    monkeypatch.setattr(trainer_module, "dev_decoder", graphed)
+    cfg = tiny_config(tmp_path / "b", sentences, max_epochs=2)
+    replayed = train(cfg, tmp_path / "b" / "run")
+    assert recorded == ["arc_eager"]
+    assert [r["dev"] for r in replayed.history] == [r["dev"] for r in eager.history]

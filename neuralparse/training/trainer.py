@@ -57,7 +57,8 @@ from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
 from neuralparse.runtime.devices import resolve_device, set_threads
-from neuralparse.search.greedy import parse_corpus_with_tags
+from neuralparse.search.graphs import GraphedSearch, supports_graphs
+from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
 from neuralparse.training.examples import OracleExamples
 from neuralparse.training.preparation import (
@@ -123,10 +124,14 @@ def evaluate_parser(
     *,
     batch_tokens: int,
     device: torch.device,
+    decode: Decoder | None = None,
 ) -> dict[str, Any]:
     """Greedy-parse (and tag) ``corpus`` and score it against ``gold`` (the evaluation
-    module's metrics, as percentages; tag accuracies for the columns the model predicts)."""
-    parses = parse_corpus_with_tags(model, system, corpus, batch_tokens=batch_tokens, device=device)
+    module's metrics, as percentages; tag accuracies for the columns the model predicts).
+    ``decode`` is the greedy decoder (default: the eager loop)."""
+    parses = parse_corpus_with_tags(
+        model, system, corpus, decode, batch_tokens=batch_tokens, device=device
+    )
     classes = vocabs.tag_classes(model.tagged_columns)
     accumulator = ScoreAccumulator()
     for sentence, parse in zip(gold, parses, strict=True):
@@ -231,6 +236,20 @@ def run_epoch(
     return total_loss, total_words, steps
 
 
+def dev_decoder(
+    model: ParserModel, system: TransitionSystem, device: torch.device
+) -> Decoder | None:
+    """The greedy decoder of the dev evaluation: on CUDA, for the systems whose steps allow
+    it, replayed from CUDA graphs (:mod:`neuralparse.search.graphs`: the eager loop's trees,
+    without its per-transition kernel launches).  The graphs are recorded by the first epoch
+    and replayed by every later one: they read the weights where they are, and the optimizer
+    updates them in place.  Elsewhere None: the eager loop."""
+    if not supports_graphs(system, device):
+        return None
+    search = GraphedSearch(model, system)
+    return lambda batch, table: search(batch, table)[:2]
+
+
 def train(cfg: TrainConfig | DictConfig, output_dir: str | Path) -> TrainResult:
     """Train according to ``cfg`` writing ``checkpoint.pt`` (best dev LAS), ``last.pt``
     (for resuming) and ``metrics.jsonl`` into ``output_dir``.  Under ``torchrun`` the
@@ -295,6 +314,7 @@ def _train(
         torch.get_num_threads(),
         context.world_size,
     )
+    decode = dev_decoder(model, data.system, device)
     usable = data.examples.usable()
     lengths = data.train_corpus.lengths[usable]
     history: list[dict[str, Any]] = []
@@ -329,7 +349,7 @@ def _train(
         stop = False
         if context.is_main:
             record = _evaluate_and_save(
-                model, optimizer, data, cfg, config_dict, output_dir, progress, device,
+                model, optimizer, data, cfg, config_dict, output_dir, progress, device, decode,
                 epoch=epoch, loss=loss_sum / max(words, 1), words=words, steps=steps,
                 train_seconds=train_seconds, elapsed=time.perf_counter() - started,
             )  # fmt: skip
@@ -422,6 +442,7 @@ def _evaluate_and_save(
     output_dir: Path,
     progress: Progress,
     device: torch.device,
+    decode: Decoder | None,
     *,
     epoch: int,
     loss: float,
@@ -440,6 +461,7 @@ def _evaluate_and_save(
         data.vocabs,
         batch_tokens=cfg.trainer.eval_batch_tokens,
         device=device,
+        decode=decode,
     )
     eval_seconds = time.perf_counter() - eval_start
     improved = progress.update(epoch, scores["las"])
