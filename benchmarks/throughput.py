@@ -4,8 +4,8 @@ For each system this parses a CoNLL-U file (default English-EWT test under the d
 gold tokenization) with
 :func:`neuralparse.prediction.predict_file` exactly as ``predict.py`` does: read, encode,
 batch by length, search on the state batch, write CoNLL-U.  It reports words/s, sentences/s,
-seconds, peak memory and the beam/greedy time ratio (issue 6 targets: >= 15,000 words/s greedy
-with 2 CPU threads for arc_eager and two_registers; beam 8 at most 3x greedy time), prints a
+seconds, peak memory and the beam/greedy time ratio (the project's targets: >= 15,000 words/s
+greedy with 2 CPU threads for arc_eager and two_registers; beam 8 at most 3x greedy time), prints a
 table and saves JSON.
 
 Without ``--checkpoint`` each system gets an *untrained* model of the default preset
@@ -22,10 +22,10 @@ down, so later rows include earlier ones; on CUDA it is ``torch.cuda.max_memory_
 per run.
 
 Each row also gives the parse time alone (``parse s``: the sentences already read, no
-files: input encoding, encoder, search and trees back into sentences), which is what the
-issue's peer figures measure.  Before both, the input is parsed once untimed in the table
-(``cold s``): the first parse allocates and, on CUDA, records the graphs of its batch shapes
-that greedy decoding then replays for the systems that allow them
+files: input encoding, encoder, search and trees back into sentences), which is what
+published figures of other parsers measure.  Before both, the input is parsed once untimed in
+the table (``cold s``): the first parse allocates and, on CUDA, records the graphs of its
+batch shapes that greedy decoding then replays for the systems that allow them
 (:mod:`neuralparse.search.graphs`), as every later batch of a long corpus does.
 ``--compare-graphs`` adds ``greedy-eager`` and ``beam-eager`` rows per system (graphs off) in
 the same run, and checks that both wrote the same bytes.

@@ -1,5 +1,5 @@
-"""Issue 7's accuracy study: train every system on every treebank, then parse test greedily
-and with a beam.
+"""The accuracy study of the seeds' experiments: train every system on every treebank, then
+parse test greedily and with a beam.
 
     python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
         [--seeds 1 2 3] [--jobs 2] [--device cpu|cuda] [--max-epochs 15]

@@ -28,7 +28,7 @@ Per treebank x system x mode (greedy, beam8), mean ± sample standard deviation 
 
 Then a table of the seeds' published figures for the same measures beside ours
 (``experiments/seed_figures.json``; CoNLL-X/2007 data there, UD here), and a "claims" list:
-each seed claim of issue 7 checked with the numbers and the same two tests
+each claim of the seeds checked with the numbers and the same two tests
 (:mod:`neuralparse.evaluation.significance`).
 
     python -m experiments.accuracy_table [--runs outputs/study] [--data-root DIR]
@@ -603,7 +603,7 @@ def claims(
     golds: dict[str, Gold],
     resamples: int,
 ) -> list[dict[str, object]]:
-    """The checks of issue 7's 'Done when', in both modes."""
+    """The checks of the seeds' claims, in both modes."""
     rows_by_key = {(r["treebank"], r["system"], r["mode"]): r for r in rows}
     treebanks = sorted(golds)
     heavy = [

@@ -1,4 +1,4 @@
-"""Smoke runs of the issue-7 experiment scripts (``--quick``) on tiny generated treebanks, with
+"""Smoke runs of the seeds' experiment scripts (``--quick``) on tiny generated treebanks, with
 checks of what they count where the answer is known; and the per-row transition count of
 greedy decoding that the running-time study reads."""
 

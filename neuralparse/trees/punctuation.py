@@ -1,7 +1,7 @@
 """Removing words from a tree, e.g. punctuation for coverage figures.
 
 Pitler & McDonald (2015), Table 1, compute tree-class coverage with punctuation tokens
-excluded; the issue fixes how: UPOS ``PUNCT`` words are removed and their dependents are
+excluded without saying how; we fix it: UPOS ``PUNCT`` words are removed and their dependents are
 re-attached to the nearest ancestor that is kept.
 
 When the word attached to the root is itself removed, its kept dependents climb to the root 0,
