@@ -331,3 +331,22 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
                 assert len(heads) == len(sentence.heads)
     # A finished run is not redone.
     assert accuracy_study.main(argv) == 0
+
+
+def test_headline_scores_untagged_and_tagged_input_and_times_parsing(tmp_path: Path) -> None:
+    from experiments import headline
+    from neuralparse.training.trainer import train
+    from tests.test_training import tiny_config
+
+    sentences = make_corpus(20, seed=4)
+    checkpoint = train(tiny_config(tmp_path, sentences, max_epochs=2), tmp_path / "run").checkpoint
+    out = tmp_path / "headline.json"
+    test = tmp_path / "train.conllu"  # tiny_config's file, gold tags learnable
+    assert headline.main(["--checkpoints", str(checkpoint), "--test", str(test), "--threads",
+                          "1", "--repeats", "1", "--out", str(out)]) == 0  # fmt: skip
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["words"] == sum(len(s) for s in sentences) and row["words_per_second"] > 0
+    for setting in ("untagged", "tagged"):
+        assert 0 <= row[setting]["las"] <= row[setting]["uas"] <= 100
+        assert row[setting]["upos"] is not None  # the model's own tags
+    assert row["untagged"]["las"] == row["tagged"]["las"]  # the joint model never reads tags
