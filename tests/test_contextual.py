@@ -235,3 +235,11 @@ def test_other_weights_or_no_encoder_are_refused(trained: tuple[Path, Path]) -> 
     finally:
         (encoder / "model.safetensors").write_bytes(original)
     assert Parser.load(checkpoint, device="cpu").loaded.contextual is not None
+
+
+def test_a_missing_encoder_stops_training_before_the_data_is_read(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(4, seed=1), max_epochs=1)
+    cfg.data.train = str(tmp_path / "absent.conllu")  # would fail later
+    cfg.model.contextual = str(tmp_path / "no-encoder")
+    with pytest.raises(InputError, match="not a BERT-style encoder directory"):
+        train(cfg, tmp_path / "run")

@@ -92,6 +92,11 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     if cfg.search.name not in SEARCHES:
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
     SearchConfig.check(cfg.search)
+    model_cfg = cfg.model
+    # A missing contextual encoder also fails before the data is read.
+    contextual = ContextualEncoder(model_cfg.contextual) if model_cfg.contextual else None
+    if contextual is not None and device is not None:
+        contextual.to(device)
     files = resolve_data_files(cfg.data, ("train", "dev"))
     train_sentences = read_split(files["train"], "train", cfg.data.max_train_sentences)
     dev_sentences = read_split(files["dev"], "dev", cfg.data.max_dev_sentences)
@@ -118,10 +123,6 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
             len(unseen),
             ", ".join(f"{k}={v}" for k, v in unseen.most_common(10)),
         )
-    model_cfg = cfg.model
-    contextual = ContextualEncoder(model_cfg.contextual) if model_cfg.contextual else None
-    if contextual is not None and device is not None:
-        contextual.to(device)
     vocabs = vocabularies_for(train_sentences, model_cfg, contextual and contextual.spec)
     start = time.perf_counter()
     examples, reproduced = extract_oracle_examples(
