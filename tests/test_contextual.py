@@ -94,8 +94,8 @@ def encoder_directory(path: Path, seed: int = 0) -> Path:
     return path
 
 
-def reference_forward(weights: dict[str, torch.Tensor], ids: list[int]) -> torch.Tensor:
-    """BERT's last layer for one unpadded sequence, written out with explicit softmax."""
+def reference_forward(weights: dict[str, torch.Tensor], ids: list[int]) -> list[torch.Tensor]:
+    """BERT's layers for one unpadded sequence, written out with explicit softmax."""
     w = {k.removeprefix("bert."): v.float() for k, v in weights.items()}
 
     def norm(x: torch.Tensor, name: str) -> torch.Tensor:
@@ -113,6 +113,7 @@ def reference_forward(weights: dict[str, torch.Tensor], ids: list[int]) -> torch
     )
     x = norm(x, "embeddings.LayerNorm")
     size = HIDDEN // HEADS
+    layers = []
     for layer in range(LAYERS):
         p = f"encoder.layer.{layer}."
         heads = []
@@ -129,7 +130,8 @@ def reference_forward(weights: dict[str, torch.Tensor], ids: list[int]) -> torch
         hidden = linear(x, p + "intermediate.dense")
         hidden = 0.5 * hidden * (1 + torch.erf(hidden / math.sqrt(2)))
         x = norm(x + linear(hidden, p + "output.dense"), p + "output.LayerNorm")
-    return x
+        layers.append(x)
+    return layers
 
 
 def test_wordpiece_basic_tokenization_and_longest_match() -> None:
@@ -166,9 +168,17 @@ def test_the_forward_pass_equals_the_reference_and_features_average_pieces(
     tokenizer = encoder.tokenizer
     pieces = [tokenizer.pieces(w) for w in words]
     ids = [tokenizer.cls, *[i for p in pieces for i in p], tokenizer.sep]
-    expected = reference_forward(read_safetensors(directory / "model.safetensors"), ids)
+    layers = reference_forward(read_safetensors(directory / "model.safetensors"), ids)
+    expected = layers[-1]
     mask = torch.ones(1, len(ids), dtype=torch.bool)
     torch.testing.assert_close(encoder.bert(torch.tensor([ids]), mask)[0], expected)
+    mean = encoder.bert(torch.tensor([ids]), mask, last=2)[0]
+    torch.testing.assert_close(mean, (layers[-1] + layers[-2]) / 2)
+    two = ContextualEncoder(str(directory), layers=2)
+    assert two.spec.layers == 2
+    torch.testing.assert_close(two.features([words])[0].float(), mean[1], atol=2e-3, rtol=2e-3)
+    with pytest.raises(InputError, match="contextual_layers=3: the encoder has 2 layers"):
+        ContextualEncoder(str(directory), layers=3)
     features = encoder.features([words])
     assert features.shape == (5, HIDDEN) and features.dtype == torch.float16
     torch.testing.assert_close(features[1].float(), expected[2:5].mean(0), atol=2e-3, rtol=2e-3)
@@ -216,6 +226,7 @@ def test_a_trained_model_records_its_encoder_and_parses(trained: tuple[Path, Pat
     encoder, checkpoint = trained
     spec = load_checkpoint(checkpoint)["vocabularies"]["contextual"]
     assert spec["source"] == str(encoder) and spec["dim"] == HIDDEN and len(spec["sha256"]) == 64
+    assert spec["layers"] == 1
     parser = Parser.load(checkpoint, device="cpu")
     assert parser.loaded.contextual is not None
     (parsed,) = parser.parse(["w1 the cat sat ."])

@@ -1,7 +1,8 @@
 """Contextual word features from a frozen BERT-style encoder (``model.contextual``).
 
 Each sentence's words go through a pretrained Transformer encoder (Devlin et al. 2019) that
-stays fixed; a word's feature is the mean of its word pieces' last-layer vectors, and the
+stays fixed; a word's feature is the mean of its word pieces' vectors (of the last layer, or
+the mean of the last ``model.contextual_layers`` layers), and the
 parser's encoder projects it and adds it to the word's other parts
 (:mod:`neuralparse.model.encoder`).  The features are computed once per corpus when it is
 encoded (:meth:`neuralparse.model.inputs.EncodedCorpus.build`), so training reads them like
@@ -64,13 +65,22 @@ class ContextualSpec:
     source: str
     dim: int
     sha256: str
+    layers: int = 1
+    """How many of the encoder's last layers are averaged."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "dim": self.dim, "sha256": self.sha256}
+        return {
+            "source": self.source,
+            "dim": self.dim,
+            "sha256": self.sha256,
+            "layers": self.layers,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ContextualSpec:
-        return cls(str(data["source"]), int(data["dim"]), str(data["sha256"]))
+        return cls(
+            str(data["source"]), int(data["dim"]), str(data["sha256"]), int(data.get("layers", 1))
+        )
 
 
 def model_directory(source: str) -> Path:
@@ -232,8 +242,8 @@ class BertEncoder(nn.Module):
         return nn.functional.layer_norm(x, x.shape[-1:], weight, bias, self.eps)
 
     @torch.inference_mode()
-    def forward(self, ids: Tensor, mask: Tensor) -> Tensor:
-        """``ids, mask [B, T]`` -> last-layer vectors ``[B, T, dim]``."""
+    def forward(self, ids: Tensor, mask: Tensor, last: int = 1) -> Tensor:
+        """``ids, mask [B, T]`` -> the mean of the ``last`` layers' vectors ``[B, T, dim]``."""
         batch, width = ids.shape
         positions = torch.arange(width, device=ids.device)
         x = (
@@ -243,6 +253,7 @@ class BertEncoder(nn.Module):
         )
         x = self._norm(x, "embeddings.LayerNorm")
         attend = mask[:, None, None, :].bool()  # padding pieces are never attended to
+        total = torch.zeros_like(x)
         for layer in range(self.layers):
             p = f"encoder.layer.{layer}."
 
@@ -258,13 +269,15 @@ class BertEncoder(nn.Module):
             )
             hidden = nn.functional.gelu(self._linear(x, p + "intermediate.dense"))
             x = self._norm(x + self._linear(hidden, p + "output.dense"), p + "output.LayerNorm")
-        return x
+            if layer >= self.layers - last:
+                total += x
+        return total / min(last, self.layers)
 
 
 class ContextualEncoder:
     """A frozen BERT-style encoder that turns sentences into one feature vector per word."""
 
-    def __init__(self, source: str, *, expected_sha256: str | None = None) -> None:
+    def __init__(self, source: str, *, layers: int = 1, expected_sha256: str | None = None) -> None:
         directory = model_directory(source)
         weights_file = directory / "model.safetensors"
         sha256 = file_sha256(weights_file)
@@ -286,7 +299,11 @@ class ContextualEncoder:
             vocab, bool(tokenizer_config.get("do_lower_case", True))
         )
         self.bert = BertEncoder(config, read_safetensors(weights_file)).eval()
-        self.spec = ContextualSpec(source, self.bert.dim, sha256)
+        if not 1 <= layers <= self.bert.layers:
+            raise InputError(
+                f"model.contextual_layers={layers}: the encoder has {self.bert.layers} layers"
+            )
+        self.spec = ContextualSpec(source, self.bert.dim, sha256, layers)
         self.device = torch.device("cpu")
 
     def to(self, device: torch.device | str) -> ContextualEncoder:
@@ -339,7 +356,8 @@ class ContextualEncoder:
                 ids[row, : len(piece_ids)] = torch.tensor(piece_ids)
                 mask[row, : len(piece_ids)] = True
                 owners[row, : len(piece_owners)] = torch.tensor(piece_owners)
-            hidden = self.bert(ids.to(self.device), mask.to(self.device)).float().cpu()
+            hidden = self.bert(ids.to(self.device), mask.to(self.device), self.spec.layers)
+            hidden = hidden.float().cpu()
             keep = owners >= 0
             # A word's pieces all lie in one window: average them in the group's own rows.
             words, local = torch.unique(owners[keep], return_inverse=True)

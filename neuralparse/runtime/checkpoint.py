@@ -292,7 +292,9 @@ def rebuild(
     if vocabs.contextual is not None:
         spec = vocabs.contextual
         try:
-            contextual = ContextualEncoder(spec.source, expected_sha256=spec.sha256).to(device)
+            contextual = ContextualEncoder(
+                spec.source, layers=spec.layers, expected_sha256=spec.sha256
+            ).to(device)
         except InputError as error:
             raise CheckpointError(
                 f"its contextual encoder {spec.source!r} cannot be loaded: {_reason(error)}",

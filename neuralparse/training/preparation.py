@@ -94,7 +94,11 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     SearchConfig.check(cfg.search)
     model_cfg = cfg.model
     # A missing contextual encoder also fails before the data is read.
-    contextual = ContextualEncoder(model_cfg.contextual) if model_cfg.contextual else None
+    contextual = (
+        ContextualEncoder(model_cfg.contextual, layers=model_cfg.contextual_layers)
+        if model_cfg.contextual
+        else None
+    )
     if contextual is not None and device is not None:
         contextual.to(device)
     files = resolve_data_files(cfg.data, ("train", "dev"))
