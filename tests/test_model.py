@@ -188,6 +188,23 @@ def test_character_bilstm_reads_each_word_alone() -> None:
         CharBiLSTM(n_chars=12, char_dim=5, out_dim=7)
 
 
+def test_character_bilstm_groups_by_length_keep_every_row() -> None:
+    """Forms of many lengths in shuffled order (more forms than length groups, and fewer): each
+    row is the vector of its own form computed alone, and gradients reach the embeddings."""
+    torch.manual_seed(0)
+    chars = CharBiLSTM(n_chars=12, char_dim=5, out_dim=8)
+    lengths = torch.randint(1, 10, (23,))
+    words = torch.randint(2, 12, (23, 10)) * (torch.arange(10)[None, :] < lengths[:, None])
+    for batch in (words, words[:3], words[:0]):
+        together = chars(batch)
+        assert together.shape == (len(batch), 8)
+        for row, word in enumerate(batch):
+            alone = chars(word[None, : int((word != 0).sum())])[0]
+            torch.testing.assert_close(together[row], alone)
+    chars(words).sum().backward()
+    assert chars.embed.weight.grad is not None and chars.embed.weight.grad.abs().sum() > 0
+
+
 @pytest.mark.parametrize("char_model", ["cnn", "bilstm"])
 def test_unknown_words_still_get_character_vectors(char_model: str) -> None:
     model, encoded = _model(config=dataclasses.replace(SMALL, char_model=char_model))

@@ -45,6 +45,10 @@ from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
 
 NOT_A_TAG = 2
 """Tag classes 0 and 1 are padding and the unknown tag: a head never predicts them."""
+LENGTH_GROUPS = 4
+"""How many groups of similar length a character BiLSTM splits a batch's forms into: on
+English-EWT test (1 CPU thread) 4 groups ran the character model 2.7 times faster than one,
+and 6 or 8 no faster than 4."""
 
 
 class CharEncoder(nn.Module):
@@ -77,8 +81,27 @@ class CharBiLSTM(nn.Module):
         self.backward_lstm = nn.LSTM(char_dim, out_dim // 2, batch_first=True)
 
     def forward(self, chars: Tensor) -> Tensor:
-        """``chars [U, C]`` -> ``[U, out_dim]``."""
+        """``chars [U, C]`` -> ``[U, out_dim]``.
+
+        The forms run in :data:`LENGTH_GROUPS` groups of similar length, each cut to its
+        longest form: most words are far shorter than the table's width (``max_word_chars``),
+        and a row's end states do not depend on the padding after it, so this only saves
+        work (about 2.7 times less on English-EWT test, the same vectors)."""
         lengths = (chars != PAD_INDEX).sum(1).clamp(min=1)
+        sorted_lengths, by_length = lengths.sort(stable=True)
+        groups = by_length.tensor_split(LENGTH_GROUPS)
+        ends = [len(group) for group in groups if len(group)]
+        widths = sorted_lengths[torch.tensor(ends).cumsum(0) - 1].tolist() if ends else []
+        vectors = [
+            self._end_states(chars[group, :width], lengths[group])
+            for group, width in zip(groups, widths, strict=False)
+        ]
+        if not vectors:
+            return chars.new_zeros((0, 2 * self.forward_lstm.hidden_size), dtype=torch.float)
+        return torch.cat(vectors)[by_length.argsort()]
+
+    def _end_states(self, chars: Tensor, lengths: Tensor) -> Tensor:
+        """The last states of both LSTMs for forms ``chars [U, C]`` of ``lengths [U]``."""
         embedded = self.embed(chars)
         index = reversal_index(lengths, chars.shape[1])[:, :, None]
         last = (lengths - 1)[:, None, None]
