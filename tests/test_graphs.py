@@ -30,6 +30,9 @@ SYNCHRONISING = {
 }
 INDEXING = {aten.index.Tensor, aten.index_put.default, aten.index_put_.default}
 GRAPH_SAFE = [name for name in SYSTEMS if get_system(name).graph_safe]
+GREEDY_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs() is not None]
+"""Systems whose greedy decoding graphs record: the graph-safe ones and those with a
+host-free variant that abandons rare configurations (two-registers)."""
 
 
 class RefuseSynchronisation(TorchDispatchMode):
@@ -65,9 +68,20 @@ def test_graph_safe_systems_include_the_projective_planar_and_three_step_ones() 
     assert not supports_graphs(get_system("arc_eager"), torch.device("cpu"))
 
 
-@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+def test_only_two_registers_records_greedy_graphs_through_a_variant() -> None:
+    assert set(GREEDY_GRAPHS) - set(GRAPH_SAFE) == {"two_registers"}
+    system = get_system("two_registers")
+    assert system.for_graphs() is not system and not system.abandons_slow_rows
+    assert supports_graphs(system, torch.device("cuda"))
+    assert not supports_graphs(system, torch.device("cuda"), beam=True)
+    assert not supports_graphs(get_system("swap"), torch.device("cuda"))
+
+
+@pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
 def test_graph_safe_steps_never_synchronise(system_name: str) -> None:
-    system = get_system(system_name, ["root", "nsubj", "obj"])
+    """The steps that a greedy graph records (those of ``for_graphs()``), on random walks."""
+    system = get_system(system_name, ["root", "nsubj", "obj"]).for_graphs()
+    assert system is not None
     lengths = torch.tensor([1, 4, 9, 17])
     with RefuseSynchronisation():
         state = system.initial(lengths, n_max=17)
@@ -84,13 +98,13 @@ def test_graph_safe_steps_never_synchronise(system_name: str) -> None:
         system.heads_and_labels(state)
 
 
-@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+@pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
 def test_graph_safe_step_bounds_are_linear(system_name: str) -> None:
     system = get_system(system_name)
     assert system.max_transitions(400) <= 16 * system.max_transitions(25) + 16
 
 
-@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+@pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
 def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> None:
     _, encoded, system, model = _setup(system_name, count=40, seed=7)
     decode = GraphedSearch(model, system)
@@ -111,14 +125,33 @@ def test_fixed_length_loop_gives_the_greedy_trees_for_every_system(system_name: 
     batch = encoded.batch(torch.arange(16))
     expected = greedy_decode(model, system, batch)
     with torch.inference_mode():
-        got = fixed_length_greedy(model, system, model.encode(batch), batch.lengths)
+        *got, abandoned = fixed_length_greedy(model, system, model.encode(batch), batch.lengths)
     assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+    assert not bool(abandoned.any())  # only a for_graphs variant abandons
 
 
-def test_systems_that_synchronise_are_refused() -> None:
-    _, _, system, model = _setup("two_registers", count=2)
+def test_two_registers_graphs_redecode_what_they_abandon() -> None:
+    """The untrained scorer stores registers often, so the host-free variant abandons some
+    sentences (and finishes others); the search decodes those again: greedy_decode's trees."""
+    _, encoded, system, model = _setup("two_registers", count=40, seed=7)
+    decode = GraphedSearch(model, system)
+    batch = encoded.batch(torch.arange(40))
+    with torch.inference_mode():
+        table = model.encode(batch)
+        *_, abandoned = fixed_length_greedy(model, system.for_graphs(), table, batch.lengths)
+    assert 0 < int(abandoned.sum()) < 40
+    for ids in (torch.arange(40), torch.arange(3, 17), torch.tensor([5])):
+        batch = encoded.batch(ids)
+        expected = greedy_decode(model, system, batch)
+        got = decode(batch)
+        assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+@pytest.mark.parametrize(("system_name", "beam_size"), [("swap", None), ("two_registers", 3)])
+def test_systems_that_synchronise_are_refused(system_name: str, beam_size: int | None) -> None:
+    _, _, system, model = _setup(system_name, count=2)
     with pytest.raises(ValueError, match="CUDA graph"):
-        GraphedSearch(model, system)
+        GraphedSearch(model, system, beam_size)
 
 
 # -- beam search ---------------------------------------------------------------------------

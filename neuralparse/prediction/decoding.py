@@ -52,7 +52,8 @@ def decode(
     table, tag_scores = model.encode_and_tag(batch)
     tags = model.best_tags(tag_scores)
     beam_size = options.beam_size if options.search == "beam" else None
-    if options.cuda_graphs and supports_graphs(parser.system, batch.lengths.device):
+    device = batch.lengths.device
+    if options.cuda_graphs and supports_graphs(parser.system, device, beam=beam_size is not None):
         if beam_size not in parser.graphed:
             parser.graphed[beam_size] = GraphedSearch(model, parser.system, beam_size)
         heads, labels = parser.graphed[beam_size](batch, table)[:2]

@@ -21,7 +21,11 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   transitions must never read a tensor's value on the host (no ``.item()``, ``nonzero`` or
   data-dependent shapes).  Systems declare this with ``graph_safe``; the test suite checks
   the declaration on the CPU by running their steps under an operator census that refuses
-  synchronising operators.
+  synchronising operators.  A system that needs the host only in rare configurations
+  (two-registers' register phases) offers a host-free variant for greedy graphs
+  (``TransitionSystem.for_graphs``) that abandons a configuration where it would need the
+  host; after the replay the abandoned sentences (one host read per batch says which) are
+  decoded again by the eager loop, so the trees are still the eager loop's.
 
 Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):
 it ranks successors with a full stable sort instead of ``topk`` plus a host-side check for
@@ -48,7 +52,7 @@ from neuralparse.model.inputs import ModelInput
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.scorer import TokenTable
 from neuralparse.search.beam import beam_decode, fixed_length_beam
-from neuralparse.search.greedy import greedy_decode, greedy_step
+from neuralparse.search.greedy import greedy_decode, greedy_decode_counted, greedy_step
 from neuralparse.systems import TransitionSystem
 
 log = logging.getLogger("neuralparse.search")
@@ -67,23 +71,27 @@ def bucket(value: int, size: int) -> int:
     return -(-value // size) * size
 
 
-def supports_graphs(system: TransitionSystem, device: torch.device) -> bool:
-    """Whether :class:`GraphedSearch` replays graphs for ``system`` on ``device``."""
-    return device.type == "cuda" and system.graph_safe
+def supports_graphs(system: TransitionSystem, device: torch.device, *, beam: bool = False) -> bool:
+    """Whether :class:`GraphedSearch` replays graphs for ``system`` on ``device``, for greedy
+    decoding or (``beam``) beam search."""
+    if device.type != "cuda":
+        return False
+    return system.graph_safe if beam else system.for_graphs() is not None
 
 
 def fixed_length_greedy(
     model: ParserModel, system: TransitionSystem, table: TokenTable, lengths: Tensor
-) -> tuple[Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor]:
     """Greedy decoding for exactly ``max_transitions(table.width - 1)`` steps, with no host
     synchronisation (the body that a graph records): heads and label ids
-    ``[B, table.width]``."""
+    ``[B, table.width]``, and which configurations ``system`` abandoned ``[B]``
+    (``TransitionSystem.for_graphs``; their trees are unfinished)."""
     n_max = table.width - 1
     state = system.initial(lengths, lengths.device, n_max=n_max)
     rows = torch.arange(state.batch_size, device=lengths.device)
     for _ in range(system.max_transitions(n_max)):
         greedy_step(model, system, table, rows, state)
-    return system.heads_and_labels(state)
+    return (*system.heads_and_labels(state), system.abandoned(state))
 
 
 @dataclass
@@ -110,10 +118,14 @@ class GraphedSearch:
     def __init__(
         self, model: ParserModel, system: TransitionSystem, beam_size: int | None = None
     ) -> None:
-        if not system.graph_safe:
-            raise ValueError(f"{system.name} cannot be decoded from a CUDA graph")
+        recorded = system if beam_size is not None else system.for_graphs()
+        if recorded is None or (beam_size is not None and not system.graph_safe):
+            search = "greedy decoding" if beam_size is None else "beam search"
+            raise ValueError(f"{system.name}: {search} cannot be replayed from a CUDA graph")
         self.model = model
         self.system = system
+        self.recorded = recorded
+        """The system the graphs run (``system.for_graphs()`` for greedy decoding)."""
         self.beam_size = beam_size
         self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
         self.storage: Tensor | None = None
@@ -124,8 +136,8 @@ class GraphedSearch:
     def _fixed_length(self, table: TokenTable, lengths: Tensor) -> tuple[Tensor, ...]:
         """The decoding run that a graph records (eager off CUDA)."""
         if self.beam_size is None:
-            return fixed_length_greedy(self.model, self.system, table, lengths)
-        return fixed_length_beam(self.model, self.system, table, lengths, self.beam_size)
+            return fixed_length_greedy(self.model, self.recorded, table, lengths)
+        return fixed_length_beam(self.model, self.recorded, table, lengths, self.beam_size)
 
     def _eager(self, batch: ModelInput, table: TokenTable) -> tuple[Tensor, ...]:
         """The same search without graphs, for when recording failed."""
@@ -162,10 +174,29 @@ class GraphedSearch:
         else:
             entry.graph.replay()
             outputs = entry.outputs  # written by the replay
-        return tuple(
+        outputs = tuple(
             (out[:sentences, :width] if out.dim() == 2 else out[:sentences]).clone()
             for out in outputs
         )
+        if self.beam_size is not None:
+            return outputs
+        heads, labels, abandoned = outputs
+        if self.recorded is not self.system and bool(abandoned.any()):
+            self._redecode(batch, table, heads, labels, abandoned.nonzero().flatten())
+        return heads, labels
+
+    def _redecode(
+        self, batch: ModelInput, table: TokenTable, heads: Tensor, labels: Tensor, redo: Tensor
+    ) -> None:
+        """Decode the sentences ``redo`` again with the eager loop, into ``heads`` and
+        ``labels`` (the abandoned ones: their graph derivations are unfinished)."""
+        redone_heads, redone_labels, _ = greedy_decode_counted(
+            self.model, self.system, batch, table, sentences=redo
+        )
+        columns = redone_heads.shape[1]
+        for out, redone in ((heads, redone_heads), (labels, redone_labels)):
+            out[redo] = -1
+            out[redo, :columns] = redone
 
     def _input_rows(self, count: int, like: Tensor) -> Tensor:
         """``[count, F, H]`` rows of the shared input storage.  Growing the storage drops the

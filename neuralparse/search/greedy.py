@@ -79,9 +79,11 @@ def greedy_decode_counted(
     *,
     timer: Timer | None = None,
     max_steps: int | None = None,
+    sentences: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`greedy_decode` plus the transitions each row actually took ``[B]``: the
     abstract running time of the trained parser (Nivre 2009 §4.1, Figure 5, white dots).
+    ``sentences`` (indices into the batch) decodes only those, one row each in that order.
 
     Hooks for measurements (:mod:`benchmarks`): ``timer`` times the encoder, the scorer and
     the state operations (:data:`Timer`); ``max_steps`` stops after that many transitions,
@@ -90,9 +92,10 @@ def greedy_decode_counted(
     if table is None:
         with timed("encoder"):
             table = model.encode(batch)
+    lengths = batch.lengths if sentences is None else batch.lengths[sentences]
     with timed("state"):
-        state = system.initial(batch.lengths, batch.lengths.device)
-    rows = torch.arange(state.batch_size, device=state.device)
+        state = system.initial(lengths, lengths.device)
+    rows = torch.arange(state.batch_size, device=state.device) if sentences is None else sentences
     # Asking whether all are terminal makes the host wait for the device; on a GPU, ask
     # every few steps so that the host can queue steps ahead (extra steps are no-ops).
     check_every = 1 if state.device.type == "cpu" else TERMINAL_CHECK_EVERY

@@ -82,9 +82,11 @@ class TransitionSystem(ABC):
     """The transitions that build an arc and therefore take a label."""
     feature_names: ClassVar[tuple[str, ...]] = ("s0", "s1", "s2", "b0")
     graph_safe: ClassVar[bool] = False
-    """Whether greedy decoding may be recorded as a CUDA graph
+    """Whether greedy decoding and beam search may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
-    tensor's value on the host, and ``max_transitions`` is linear in the sentence length."""
+    tensor's value on the host, and ``max_transitions`` is linear in the sentence length.
+    A system that reads the host only in rare configurations may offer a host-free variant
+    for greedy graphs instead (:meth:`for_graphs`)."""
 
     derivations_in_class: ClassVar[bool] = True
     """Whether every tree the system derives is in its class (:meth:`in_class`), as random
@@ -293,6 +295,18 @@ class TransitionSystem(ABC):
             active = active & where
         self.apply_transitions(state, active, at[actions], al[actions])
         state.scalars["steps"] = state.scalars["steps"] + active.long()
+
+    def for_graphs(self) -> TransitionSystem | None:
+        """The system whose greedy steps a CUDA graph records: this one when
+        :attr:`graph_safe`, None when there is none.  A system whose steps read the host only
+        in rare configurations returns a host-free variant that abandons a configuration
+        there (:meth:`abandoned`); the graph's caller decodes those sentences again with this
+        system, eagerly, so the trees are the eager loop's."""
+        return self if self.graph_safe else None
+
+    def abandoned(self, state: State) -> Tensor:
+        """``[B]`` configurations that a :meth:`for_graphs` variant gave up (none here)."""
+        return torch.zeros(state.batch_size, dtype=torch.bool, device=state.device)
 
     def heads_and_labels(self, state: State) -> tuple[Tensor, Tensor]:
         """``[B, n_max + 1]`` heads and label ids (-1 where none; column 0 unused)."""

@@ -11,8 +11,9 @@ checks: ``tests/test_toy_system.py``).
 * beam reordering: a state gathered along parent indices continues exactly like states
   rebuilt separately from each selected history (per-word tables and subclass fields
   included);
-* graph safety where declared (``graph_safe``): no step reads a device value on the host, and
-  the step bound is linear (the census of ``tests/test_graphs.py``);
+* graph safety where a system offers steps for CUDA graphs (``graph_safe``, or a
+  ``for_graphs`` variant): no step reads a device value on the host, and the step bound is
+  linear (the census of ``tests/test_graphs.py``);
 * CPU and CUDA agree step by step (skipped without a GPU).
 
 ``CHECKS`` lists the checks; each takes the registry name and the constructor options
@@ -228,10 +229,11 @@ def test_beam_reorder_continues_identically(
 
 @pytest.mark.parametrize(("name", "options"), VARIANTS, ids=variant_id)
 def test_graph_safety_where_declared(name: str, options: Options) -> None:
-    """``graph_safe`` systems never synchronise in a step and have a linear step bound
-    (the operator census of ``tests/test_graphs.py``)."""
-    if not get_system(name, **(options or {})).graph_safe:
-        pytest.skip(f"{name} does not declare graph_safe")
+    """The steps that greedy graphs record (``graph_safe`` systems, or a system's
+    ``for_graphs`` variant) never synchronise and have a linear step bound (the operator
+    census of ``tests/test_graphs.py``)."""
+    if get_system(name, **(options or {})).for_graphs() is None:
+        pytest.skip(f"{name} has no steps for CUDA graphs")
     graphs.test_graph_safe_steps_never_synchronise(name)
     graphs.test_graph_safe_step_bounds_are_linear(name)
 

@@ -66,11 +66,11 @@ FAST_MOVES = (0, 1, 2, 3)
 exact on a fast row."""
 
 
-def initial_bookkeeping(lengths: Tensor) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+def initial_bookkeeping(lengths: Tensor, n_max: int) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """Scalars and per-word tables of the initial configurations
-    ``([], [0..n], null, null, {})``."""
+    ``([], [0..n], null, null, {})`` of sentences of ``lengths`` (at most ``n_max``)."""
     batch = lengths.shape[0]
-    width = (int(lengths.max().item()) if batch else 0) + 2
+    width = n_max + 2
     device = lengths.device
     words = torch.zeros((batch, 2, width), dtype=torch.long, device=device)
     words[:, HEAD] = -1

@@ -5,6 +5,7 @@ tensor operations): :class:`TwoRegisters` (registry name ``two_registers``), its
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -49,13 +50,16 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # reorder copies the head table row, O(n) per configuration.  Mirrored Configurations are
 # kept only while the static oracle runs (oracle_actions creates them).
 #
-# Host reads (why TwoRegisters is not `graph_safe`, so greedy decoding is never recorded as a
-# CUDA graph).  Host-free: `features`, `terminal`, the transitions with the mask's
-# book-keeping (`_apply_tensors`, `update_bookkeeping`) and the fast rows' closed-form mask
-# (`fast_rows`, `fast_mask`).  Not: every step, `transition_legal` reads which rows are slow
-# (`torch.nonzero`) and decides those on configurations rebuilt on the host, and
-# `apply_transitions` checks on the host that each action has its operands; `initial` reads
-# the longest sentence once (`initial_bookkeeping`).  Only the slow path is hard to remove:
+# Host reads (why TwoRegisters is not `graph_safe`).  Host-free: `initial` given `n_max`,
+# `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
+# `update_bookkeeping`) and the fast rows' closed-form mask (`fast_rows`, `fast_mask`).  Not:
+# every step, `transition_legal` reads which rows are slow (`torch.nonzero`) and decides those
+# on configurations rebuilt on the host, and `apply_transitions` checks on the host that each
+# action has its operands.  Greedy decoding is still recorded as a CUDA graph, by the variant
+# of `for_graphs`: it decides the fast rows only and abandons a configuration at its first
+# slow row (a trained parser's greedy derivations rarely leave the fast path: on English-EWT
+# test none did), and the graph's caller decodes the abandoned sentences again eagerly, so
+# the trees are the eager loop's.  Only the slow path is hard to remove:
 # a host-free mask needs the dead-end rule as tensor operations in every phase.  The exit
 # rule has closed forms in every phase but one (`exit`: scans of the stack, each
 # quantity O(1) to maintain with the per-word book-keeping listed in
@@ -237,6 +241,8 @@ class TwoRegisters(TransitionSystem):
         if dead_end_rule not in DEAD_END_RULES:
             raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
         self.dead_end_rule = dead_end_rule
+        self.abandons_slow_rows = False
+        """Set on the :meth:`for_graphs` variant: slow rows are abandoned, not decided."""
         if dead_end_rule == "exit":
             self.legal_test: Callable[[Configuration, Move], bool] = exit_legal
         else:
@@ -244,28 +250,47 @@ class TwoRegisters(TransitionSystem):
 
     state_class = TwoRegistersState
     state_stacks = MappingProxyType({"stack": False})
-    state_scalars = MappingProxyType({"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1})
+    state_scalars = MappingProxyType(
+        {"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1, "abandoned": 0}
+    )
     state_front = 0  # the root 0 starts in the buffer
 
     def prepare(self, state: State) -> None:
         """The legal mask's book-keeping (:func:`initial_bookkeeping`)."""
-        scalars, tables = initial_bookkeeping(state.lengths)
+        scalars, tables = initial_bookkeeping(state.lengths, state.n_max)
         state.scalars.update(scalars)
         state.tables.update(tables)
 
     def terminal(self, state: State) -> Tensor:
+        """Finished configurations, and those the :meth:`for_graphs` variant abandoned."""
         s = state.scalars
-        return (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
+        finished = (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
+        return finished | (s["abandoned"] == 1)
+
+    def for_graphs(self) -> TwoRegisters:
+        """A host-free variant for CUDA graphs: :meth:`transition_legal` decides the fast
+        rows by the closed form, which is the rule there, and abandons every other
+        non-terminal configuration (:meth:`abandoned`; it counts as terminal from then on)."""
+        variant = copy.copy(self)
+        variant.abandons_slow_rows = True
+        return variant
+
+    def abandoned(self, state: State) -> Tensor:
+        return state.scalars["abandoned"] == 1
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         """The closed form on fast rows, the rule's reference (:func:`is_legal`, or
         ``exit_legal``, which agrees with the same closed form there) on the others
-        (:mod:`~neuralparse.systems.two_registers.mask`)."""
+        (:mod:`~neuralparse.systems.two_registers.mask`); the :meth:`for_graphs` variant
+        abandons the others instead."""
         fast = fast_rows(state)
         legal, roots = fast_mask(state)
         slow = ~fast & ~self.terminal(state)
         legal = legal & fast[:, None]
         roots = roots & fast[:, None]
+        if self.abandons_slow_rows:
+            state.scalars["abandoned"] = state.scalars["abandoned"] | slow.long()
+            return legal, roots
         rows = torch.nonzero(slow).flatten().tolist()
         if rows:
             mirrored = state.configs if isinstance(state, TwoRegistersState) else []
@@ -296,9 +321,10 @@ class TwoRegisters(TransitionSystem):
         (terminal, or masked by its ``where``) are not looked at, whatever action they
         carry; an active row whose transition lacks its operands (Table 2: e.g. Reduce on an
         empty stack) raises ``ValueError``, a caller bug since ``legal`` never offers it.
-        Table 4 itself is not re-checked here (the mask is)."""
+        Table 4 itself is not re-checked here (the mask is), and the :meth:`for_graphs`
+        variant, which may not read the host, trusts the mask for the operands too."""
         ok = _structurally_applicable(state, transitions) | ~active
-        if not bool(ok.all()):
+        if not self.abandons_slow_rows and not bool(ok.all()):
             b = int(torch.nonzero(~ok)[0, 0])
             move = Move(int(transitions[b]))
             raise ValueError(f"two_registers: {move.readable} is not applicable in row {b}")
