@@ -11,6 +11,7 @@ import torch
 
 from benchmarks import (
     common,
+    graph_fallback,
     identical_outputs,
     io_steps,
     length_scaling,
@@ -19,7 +20,8 @@ from benchmarks import (
 )
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
-from neuralparse.runtime.checkpoint import checkpoint_data, save_checkpoint
+from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
+from neuralparse.search.graphs import fixed_length_greedy
 from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
 from neuralparse.systems import get_system
 from tests.parser_fixtures import make_corpus, write_corpus
@@ -96,22 +98,49 @@ def test_throughput_compares_graphs_with_eager_decoding(treebank: Path, tmp_path
     assert result["graphs_same_output_as_eager"] == same
 
 
+def _saved_untrained(name: str, treebank: Path, path: Path) -> LoadedParser:
+    parser = common.untrained_parser(
+        name, read_conllu(treebank / "train.conllu"), torch.device("cpu")
+    )
+    data = checkpoint_data(
+        model=parser.model,
+        system=parser.system,
+        system_options={},
+        vocabs=parser.vocabs,
+        config={},
+    )
+    save_checkpoint(path, data)
+    return parser
+
+
+def test_graph_fallback_counts_the_abandoned_sentences(treebank: Path, tmp_path: Path) -> None:
+    registers = _saved_untrained("two_registers", treebank, tmp_path / "tr.pt")
+    _saved_untrained("arc_eager", treebank, tmp_path / "ae.pt")
+    _saved_untrained("swap", treebank, tmp_path / "swap.pt")
+    out = tmp_path / "fallback.json"
+    argv = ["--input", str(treebank / "test.conllu"), "--json-out", str(out), "--checkpoint"]
+    assert graph_fallback.main([*argv, str(tmp_path / "tr.pt"), str(tmp_path / "ae.pt")]) == 0
+    two_registers, arc_eager = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert arc_eager["abandoned_sentences"] == 0  # graph-safe: nothing to abandon
+    # The same count from one batch of the whole file (abandoning is per sentence).
+    sentences = read_conllu(treebank / "test.conllu")
+    encoded = EncodedCorpus.build(sentences, registers.vocabs)
+    batch = encoded.batch(torch.arange(len(sentences)))
+    with torch.inference_mode():
+        table = registers.model.encode(batch)
+        recorded = registers.system.for_graphs()
+        *_, abandoned = fixed_length_greedy(registers.model, recorded, table, batch.lengths)
+    assert two_registers["abandoned_sentences"] == int(abandoned.sum())
+    assert two_registers["abandoned_words"] == int(batch.lengths[abandoned].sum())
+    assert two_registers["sentences"] == 12
+    with pytest.raises(SystemExit, match="no greedy graphs"):
+        graph_fallback.main([*argv, str(tmp_path / "swap.pt")])
+
+
 def test_transitions_study_counts_oracle_and_parser(treebank: Path, tmp_path: Path) -> None:
     # A checkpoint of an untrained arc-standard parser: its derivations take exactly 2n steps.
-    parser = common.untrained_parser(
-        "arc_standard", read_conllu(treebank / "train.conllu"), torch.device("cpu")
-    )
     checkpoint = tmp_path / "checkpoint.pt"
-    save_checkpoint(
-        checkpoint,
-        checkpoint_data(
-            model=parser.model,
-            system=parser.system,
-            system_options={},
-            vocabs=parser.vocabs,
-            config={},
-        ),
-    )
+    _saved_untrained("arc_standard", treebank, checkpoint)
     argv = ["transitions", "--treebank", str(treebank), "--systems", "arc_standard", "swap"]
     argv += ["--limit", "30", "--checkpoint", str(checkpoint), "--out-dir", str(tmp_path)]
     assert length_scaling.main(argv) == 0

@@ -1,0 +1,84 @@
+"""How much of a file a system's CUDA-graph variant leaves to the eager loop.
+
+A system that is not graph-safe but reads the host only in rare configurations records its
+greedy decoding through a host-free variant (``TransitionSystem.for_graphs``: two-registers)
+that abandons those configurations; the abandoned sentences are decoded again eagerly after
+the replay.  How well that pays on a GPU depends on how many sentences a *trained* parser
+abandons, which this script counts on the CPU: it runs the loop that a graph records
+(:func:`neuralparse.search.graphs.fixed_length_greedy`, eagerly) over a file, in the batches
+prediction uses, and reports the sentences and words abandoned.
+
+    python -m benchmarks.graph_fallback --checkpoint CKPT [CKPT ...] [--input FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from benchmarks.common import ROOT, save_json, shared_split
+from neuralparse.io import read_conllu
+from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.prediction import PredictOptions, batches_by_length, max_word_chars
+from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.search.graphs import fixed_length_greedy
+
+
+def abandoned_share(checkpoint: Path, source: Path) -> dict[str, object]:
+    """Sentences and words of ``source`` that the graph variant of ``checkpoint``'s system
+    abandons (on the CPU, in prediction's batches)."""
+    parser = load_parser(checkpoint)
+    recorded = parser.system.for_graphs()
+    if recorded is None:
+        raise SystemExit(f"{checkpoint}: {parser.system.name} has no greedy graphs")
+    sentences = list(read_conllu(source))
+    corpus = EncodedCorpus.build(sentences, parser.vocabs, max_word_chars(parser))
+    abandoned_sentences = abandoned_words = 0
+    with torch.inference_mode():
+        for ids in batches_by_length(corpus.lengths, PredictOptions()):
+            batch = corpus.batch(ids)
+            table = parser.model.encode(batch)
+            *_, abandoned = fixed_length_greedy(parser.model, recorded, table, batch.lengths)
+            abandoned_sentences += int(abandoned.sum())
+            abandoned_words += int(batch.lengths[abandoned].sum())
+    words = int(corpus.lengths.sum())
+    return {
+        "checkpoint": str(checkpoint),
+        "system": parser.system.name,
+        "input": str(source),
+        "sentences": len(sentences),
+        "words": words,
+        "abandoned_sentences": abandoned_sentences,
+        "abandoned_words": abandoned_words,
+        "abandoned_sentence_share": abandoned_sentences / max(1, len(sentences)),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checkpoint", type=Path, nargs="+", required=True)
+    parser.add_argument("--input", type=Path, help="CoNLL-U file (default: EWT test)")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--json-out", type=Path, default=ROOT / "outputs/benchmarks/graph_fallback.json"
+    )
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    source = args.input or shared_split("UD_English-EWT", "test")
+    rows = [abandoned_share(path, source) for path in args.checkpoint]
+    print("system         sentences  abandoned   share  words abandoned  checkpoint")
+    for row in rows:
+        print(
+            f"{row['system']:<14} {row['sentences']:>9} {row['abandoned_sentences']:>10} "
+            f"{row['abandoned_sentence_share']:>7.2%} {row['abandoned_words']:>16}  "
+            f"{row['checkpoint']}"
+        )
+    save_json({"input": str(source), "runs": rows}, args.json_out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
