@@ -57,9 +57,10 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # on configurations rebuilt on the host, and `apply_transitions` checks on the host that each
 # action has its operands.  Greedy decoding is still recorded as a CUDA graph, by the variant
 # of `for_graphs`: it decides the fast rows only and abandons a configuration at its first
-# slow row (a trained parser's greedy derivations rarely leave the fast path: on English-EWT
-# test none did), and the graph's caller decodes the abandoned sentences again eagerly, so
-# the trees are the eager loop's.  Only the slow path is hard to remove:
+# slow row, and the graph's caller decodes the abandoned sentences again eagerly, so the
+# trees are the eager loop's.  That pays where registers are rare: an English model's greedy
+# parses of EWT test never left the fast path, a Hungarian one's left it in 9% of the test
+# sentences (`python -m benchmarks.graph_fallback`).  Only the slow path is hard to remove:
 # a host-free mask needs the dead-end rule as tensor operations in every phase.  The exit
 # rule has closed forms in every phase but one (`exit`: scans of the stack, each
 # quantity O(1) to maintain with the per-word book-keeping listed in
