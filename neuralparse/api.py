@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,6 +29,7 @@ from neuralparse.prediction import PredictionReport, PredictOptions, predict_fil
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import resolve_device
 from neuralparse.runtime.memory import bound_native_heap
+from neuralparse.search.graphs import GraphCache
 from neuralparse.systems import TransitionSystem
 
 SentenceLike = str | Sequence[str] | Sentence
@@ -78,6 +79,8 @@ class Parser:
     loaded: LoadedParser
     device: torch.device
     options: PredictOptions
+    graphs: GraphCache = field(default_factory=GraphCache, repr=False, compare=False)
+    """The CUDA graphs recorded for this parser, reused by every later call."""
 
     @classmethod
     def load(
@@ -145,7 +148,9 @@ class Parser:
             items: Iterable[Sentence] = raw_sentences(texts, lang=language)
         else:
             items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
-        return list(predict_stream(self.loaded, items, self._options(options), device=self.device))
+        chosen = self._options(options)
+        stream = predict_stream(self.loaded, items, chosen, device=self.device, graphs=self.graphs)
+        return list(stream)
 
     def parse_file(
         self,
@@ -175,6 +180,7 @@ class Parser:
             lenient=lenient,
             progress=progress,
             lang=lang,
+            graphs=self.graphs,
         )
 
     def evaluate(

@@ -12,6 +12,7 @@ from neuralparse.errors import InputError
 from neuralparse.evaluation import CORE_KEYS
 from neuralparse.io import Sentence, parse_conllu_text, read_conllu
 from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.prediction import decoding
 from neuralparse.runtime.checkpoint import CheckpointError
 from neuralparse.search import greedy_parse_corpus
 from neuralparse.trees.core import check_tree
@@ -71,6 +72,29 @@ def test_parse_agrees_with_the_search_module_and_ignores_batching(parser: Parser
         assert [(s.heads, s.deprels) for s in parsed] == [
             (h, [lb or "_" for lb in labels]) for h, labels in expected
         ]
+
+
+def test_the_parser_keeps_its_graphed_searches_across_calls(
+    parser: Parser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graphed searches belong to the ``Parser``: recorded once, reused by later calls
+    and by ``parse_file``.  On the CPU a graphed search runs its fixed-length loop eagerly,
+    so pretending the device supports graphs exercises the whole path here."""
+    corpus = make_corpus(9, seed=23, max_words=12)
+    eager = parser.parse(corpus)
+    assert parser.graphs.searches == {}  # nothing recorded where graphs are not supported
+    monkeypatch.setattr(decoding, "supports_graphs", lambda *args, **kwargs: True)
+    loaded = Parser(parser.loaded, parser.device, parser.options)
+    graphed = loaded.parse(corpus)
+    first = loaded.graphs.searches[None]
+    assert [(s.heads, s.deprels) for s in graphed] == [(s.heads, s.deprels) for s in eager]
+    loaded.parse(corpus)
+    source = tmp_path / "in.conllu"
+    source.write_text(RICH_CONLLU, newline="")
+    loaded.parse_file(source, tmp_path / "out.conllu")
+    assert loaded.graphs.searches == {None: first}  # the same search every time
+    loaded.parse(corpus, search="beam", beam_size=2)
+    assert set(loaded.graphs.searches) == {None, 2}
 
 
 def test_beam_of_one_is_greedy_and_wider_beams_give_trees(parser: Parser) -> None:

@@ -35,7 +35,7 @@ from neuralparse.prediction.options import PredictionReport, PredictOptions
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
 from neuralparse.search.beam import beam_decode
-from neuralparse.search.graphs import GraphedSearch, supports_graphs
+from neuralparse.search.graphs import GraphCache, supports_graphs
 from neuralparse.search.greedy import greedy_decode
 from neuralparse.systems import TransitionSystem
 
@@ -44,19 +44,27 @@ log = logging.getLogger("neuralparse.predict")
 
 @torch.inference_mode()
 def decode(
-    parser: LoadedParser, batch: ModelInput, options: PredictOptions
+    parser: LoadedParser,
+    batch: ModelInput,
+    options: PredictOptions,
+    graphs: GraphCache | None = None,
 ) -> tuple[Tensor, Tensor, dict[str, Tensor]]:
     """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device, and the
-    predicted tag classes ``{column: [B, n_max]}`` (empty for a gold-tag model)."""
+    predicted tag classes ``{column: [B, n_max]}`` (empty for a gold-tag model).  On CUDA,
+    with ``options.cuda_graphs``, the search replays the graphs kept in ``graphs`` (recorded
+    there on first use); without a cache it decodes eagerly."""
     model = parser.model
     table, tag_scores = model.encode_and_tag(batch)
     tags = model.best_tags(tag_scores)
     beam_size = options.beam_size if options.search == "beam" else None
     device = batch.lengths.device
-    if options.cuda_graphs and supports_graphs(parser.system, device, beam=beam_size is not None):
-        if beam_size not in parser.graphed:
-            parser.graphed[beam_size] = GraphedSearch(model, parser.system, beam_size)
-        heads, labels = parser.graphed[beam_size](batch, table)[:2]
+    beam = beam_size is not None
+    if (
+        graphs is not None
+        and options.cuda_graphs
+        and supports_graphs(parser.system, device, beam=beam)
+    ):
+        heads, labels = graphs.search(model, parser.system, beam_size)(batch, table)[:2]
     elif beam_size is None:
         heads, labels = greedy_decode(model, parser.system, batch, table)
     else:
@@ -94,8 +102,10 @@ def decode_chunk(
     device: torch.device,
     tag_columns: Iterable[str],
     on_batch: Callable[[int, int], None] | None = None,
+    graphs: GraphCache | None = None,
 ) -> Predictions:
-    """Decode every sentence of ``corpus`` in batches by length (:func:`batches_by_length`);
+    """Decode every sentence of ``corpus`` in batches by length (:func:`batches_by_length`),
+    with the CUDA graphs of ``graphs`` (:func:`decode`; a cache of this chunk's when None);
     ``on_batch(sentences, words)`` is called after each batch.  The predictions are gathered
     on ``device`` and moved to the CPU once, at the end: on CUDA nothing in between waits for
     the device, so the host prepares the next batches while it decodes."""
@@ -103,6 +113,7 @@ def decode_chunk(
     heads = torch.empty(total, dtype=torch.long, device=device)
     labels = torch.empty_like(heads)
     tags = {column: torch.empty_like(heads) for column in tag_columns}
+    graphs = graphs if graphs is not None else GraphCache()
     for ids in batches_by_length(corpus.lengths, options):
         lengths = corpus.lengths[ids]
         # Where each word of the batch goes: index tensors, not boolean masks, because masked
@@ -117,7 +128,7 @@ def decode_chunk(
                 for name, value in vars(corpus.batch(ids)).items()
             }
         )
-        found_heads, found_labels, found_tags = decode(parser, batch, options)
+        found_heads, found_labels, found_tags = decode(parser, batch, options, graphs)
         heads[positions] = found_heads[rows, offsets + 1]  # column 0 is the root
         labels[positions] = found_labels[rows, offsets + 1]
         for column, values in tags.items():
@@ -205,9 +216,11 @@ def parse_sentences(
     *,
     device: torch.device,
     on_batch: Callable[[int, int], None] | None = None,
+    graphs: GraphCache | None = None,
 ) -> list[Sentence]:
     """``sentences`` with predicted trees, in their order (one chunk's worth: everything is
-    encoded at once).  ``on_batch(sentences, words)`` is called after each batch."""
+    encoded at once; ``graphs`` as for :func:`decode_chunk`).  ``on_batch(sentences, words)``
+    is called after each batch."""
     check_words(sentences)
     if not sentences:
         return []
@@ -215,8 +228,15 @@ def parse_sentences(
         sentences, parser.vocabs, max_word_chars(parser), parser.contextual
     )
     annotate = Annotator.for_parser(parser, options)
+    columns = annotate.tag_classes
     predictions = decode_chunk(
-        parser, corpus, options, device=device, tag_columns=annotate.tag_classes, on_batch=on_batch
+        parser,
+        corpus,
+        options,
+        device=device,
+        tag_columns=columns,
+        on_batch=on_batch,
+        graphs=graphs,
     )
     return annotate(sentences, predictions)
 
@@ -321,9 +341,12 @@ def predict_stream(
     device: torch.device,
     progress: bool = False,
     report: PredictionReport | None = None,
+    graphs: GraphCache | None = None,
 ) -> Iterator[Sentence]:
-    """Parse a stream of sentences chunk by chunk, yielding them in input order."""
+    """Parse a stream of sentences chunk by chunk, yielding them in input order; every chunk
+    replays the CUDA graphs of ``graphs`` (one of the stream's own when None)."""
     report = report if report is not None else PredictionReport()
+    graphs = graphs if graphs is not None else GraphCache()
     advance = Progress(report, shown=progress)
     warned = False
     try:
@@ -332,7 +355,9 @@ def predict_stream(
             if missing and not warned:
                 warned = True
                 warn_missing_inputs(missing)
-            yield from parse_sentences(parser, chunk, options, device=device, on_batch=advance)
+            yield from parse_sentences(
+                parser, chunk, options, device=device, on_batch=advance, graphs=graphs
+            )
             del chunk  # before the next chunk is read (see chunks)
     finally:
         advance.close()

@@ -54,6 +54,7 @@ from neuralparse.prediction.files import (
 from neuralparse.prediction.options import PredictionReport, PredictOptions
 from neuralparse.runtime import distributed
 from neuralparse.runtime.checkpoint import LoadedParser
+from neuralparse.search.graphs import GraphCache
 
 log = logging.getLogger("neuralparse.predict")
 
@@ -69,13 +70,16 @@ def predict_file(
     lenient: bool = False,
     progress: bool = False,
     lang: str | None = None,
+    graphs: GraphCache | None = None,
 ) -> PredictionReport:
     """Parse ``source`` into ``dest`` (paths, ``-`` or open text files) as CoNLL-U; see
     :mod:`neuralparse.prediction`.  Under ``torchrun`` the ranks share the work and rank 0
     writes.
     ``input_format="raw"`` tokenizes with spaCy's ``lang`` pipeline, by default the language
-    of the model's treebank (:func:`~neuralparse.io.raw.resolve_language`)."""
+    of the model's treebank (:func:`~neuralparse.io.raw.resolve_language`).  ``graphs`` keeps
+    the CUDA graphs recorded for the parser across calls (a cache of this call's when None)."""
     options = options or PredictOptions()
+    graphs = graphs if graphs is not None else GraphCache()
     if input_format == "raw":  # checked before any output is opened
         lang = resolve_language(lang, parser.checkpoint["config"])
     context = distributed.Distributed()
@@ -112,6 +116,7 @@ def predict_file(
                 progress=progress,
                 report=report,
                 on_output=written,
+                graphs=graphs,
             )
             return report
         with open_sentences(
@@ -123,7 +128,7 @@ def predict_file(
         ) as sentences:
             report.source = report.read.source or str(source)  # set by open_sentences
             if context.active:
-                _predict_sharded(parser, sentences, dest, options, device, context, report)
+                _predict_sharded(parser, sentences, dest, options, device, context, report, graphs)
             else:
                 with open_output(dest) as out:
                     for sentence in predict_stream(
@@ -133,6 +138,7 @@ def predict_file(
                         device=device,
                         progress=progress,
                         report=report,
+                        graphs=graphs,
                     ):
                         out.write(sentence.to_conllu())
                         written()
@@ -198,6 +204,7 @@ def _predict_in_workers(
     progress: bool,
     report: PredictionReport,
     on_output: Callable[[], None],
+    graphs: GraphCache,
 ) -> None:
     """:func:`predict_file` with ``workers`` processes doing the host work
     (:mod:`neuralparse.pipeline`): the same output, messages and report."""
@@ -230,7 +237,13 @@ def _predict_in_workers(
 
         columns = annotate.tag_classes
         return decode_chunk(
-            parser, corpus, options, device=device, tag_columns=columns, on_batch=on_batch
+            parser,
+            corpus,
+            options,
+            device=device,
+            tag_columns=columns,
+            on_batch=on_batch,
+            graphs=graphs,
         )
 
     stages = Stages(
@@ -272,6 +285,7 @@ def _predict_sharded(
     device: torch.device,
     context: distributed.Distributed,
     report: PredictionReport,
+    graphs: GraphCache,
 ) -> None:
     """Each rank parses every ``world_size``-th sentence of each chunk; rank 0 gathers the
     chunk's CoNLL-U blocks and writes them in input order."""
@@ -282,7 +296,8 @@ def _predict_sharded(
     with open_output(dest) if context.is_main else _nowhere() as out:
         for chunk in chunks(sentences, options.chunk_size * ranks):
             mine = chunk[context.rank :: ranks]
-            blocks = [s.to_conllu() for s in parse_sentences(parser, mine, options, device=device)]
+            parsed = parse_sentences(parser, mine, options, device=device, graphs=graphs)
+            blocks = [s.to_conllu() for s in parsed]
             gathered: list[list[str]] | None = None
             if context.is_main:
                 gathered = [[] for _ in range(ranks)]

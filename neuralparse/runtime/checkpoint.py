@@ -19,9 +19,9 @@ import logging
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -33,9 +33,6 @@ from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 from neuralparse.version import __version__
-
-if TYPE_CHECKING:
-    from neuralparse.search.graphs import GraphedSearch
 
 log = logging.getLogger("neuralparse.checkpoint")
 
@@ -71,12 +68,6 @@ class LoadedParser:
     checkpoint: dict[str, Any]
     contextual: ContextualEncoder | None = None
     """The contextual encoder the model reads features of (``vocabs.contextual``), if any."""
-    graphed: dict[int | None, GraphedSearch] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-    """CUDA graphs recorded for greedy decoding (key ``None``) and for beam search (key: the
-    beam size), created by the first CUDA batch that uses them and reused by every later batch
-    of the same bucket."""
 
 
 def _cpu(value: Any) -> Any:

@@ -94,6 +94,26 @@ def fixed_length_greedy(
     return (*system.heads_and_labels(state), system.abandoned(state))
 
 
+class GraphCache:
+    """The graphed searches of one parser: greedy decoding (key ``None``) and beam search
+    (key: the beam size), each created by the first CUDA batch that asks for it and reused by
+    every later batch of the same bucket.  Whoever decodes many batches with one model keeps
+    one (prediction: per file, per stream and per ``Parser``)."""
+
+    def __init__(self) -> None:
+        self.searches: dict[int | None, GraphedSearch] = {}
+
+    def search(
+        self, model: ParserModel, system: TransitionSystem, beam_size: int | None
+    ) -> GraphedSearch:
+        """The graphed search of ``model`` and ``system`` with ``beam_size`` (``None``:
+        greedy), created on first use."""
+        found = self.searches.get(beam_size)
+        if found is None or found.model is not model or found.system is not system:
+            found = self.searches[beam_size] = GraphedSearch(model, system, beam_size)
+        return found
+
+
 @dataclass
 class _Graph:
     """A bucket's input buffers and, on CUDA, its recorded decoding run and that run's
