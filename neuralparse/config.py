@@ -14,6 +14,9 @@ from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
+from neuralparse import datasets
+from neuralparse.errors import InputError
+
 SPLITS = ("train", "dev", "test")
 
 
@@ -147,8 +150,6 @@ class ModelConfig:
     piece's vector (1: the last layer alone)."""
 
     def __post_init__(self) -> None:
-        from neuralparse.errors import InputError
-
         if self.char_model not in CHAR_MODELS:
             raise InputError(f"model.char_model={self.char_model!r}; expected one of {CHAR_MODELS}")
         if self.tag_input not in TAG_INPUTS:
@@ -251,8 +252,6 @@ class SearchConfig:
     def check(search: Any) -> None:
         """Refuse a beam size that would be ignored: ``search.beam_size=8`` without
         ``search=beam`` would otherwise decode greedily without a word."""
-        from neuralparse.errors import InputError
-
         if search.name != "beam" and search.beam_size != 1:
             raise InputError(
                 f"search.beam_size={search.beam_size} needs search=beam (search={search.name} "
@@ -281,8 +280,6 @@ def check_known_keys(cfg: Any, schema: type) -> None:
     from omegaconf import OmegaConf
     from omegaconf.errors import ConfigKeyError
 
-    from neuralparse.errors import InputError
-
     try:
         OmegaConf.merge(OmegaConf.structured(schema), OmegaConf.to_container(cfg))
     except ConfigKeyError as error:
@@ -299,8 +296,6 @@ def preset_model_config(name: str) -> ModelConfig:
 
     from omegaconf import OmegaConf
 
-    from neuralparse.errors import InputError
-
     source = resources.files("neuralparse.conf") / "model" / f"{name}.yaml"
     if not source.is_file():
         raise InputError(f"no model preset {name!r} in neuralparse/conf/model")
@@ -316,9 +311,6 @@ def register_configs() -> None:
 
 def resolve_data_files(data: DataConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, Path]:
     """Paths of the requested splits: explicit paths first, else the treebank's files."""
-    from neuralparse import datasets
-    from neuralparse.errors import InputError
-
     explicit = {split: getattr(data, split) for split in splits if getattr(data, split)}
     missing = [split for split in splits if split not in explicit]
     files = {split: Path(path) for split, path in explicit.items()}
