@@ -35,7 +35,9 @@ def abandoned_share(checkpoint: Path, source: Path) -> dict[str, object]:
     if recorded is None:
         raise SystemExit(f"{checkpoint}: {parser.system.name} has no greedy graphs")
     sentences = list(read_conllu(source))
-    corpus = EncodedCorpus.build(sentences, parser.vocabs, max_word_chars(parser))
+    corpus = EncodedCorpus.build(
+        sentences, parser.vocabs, max_word_chars(parser), parser.contextual
+    )
     abandoned_sentences = abandoned_words = 0
     with torch.inference_mode():
         for ids in batches_by_length(corpus.lengths, PredictOptions()):
