@@ -1,17 +1,28 @@
-"""The accuracy study of the seeds' experiments: train every system on every treebank, then
-parse test greedily and with a beam.
+"""The accuracy study of the seeds' experiments: train every system on every treebank to
+convergence, then parse test greedily and with a beam.
 
     python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
-        [--seeds 1 2 3] [--jobs 2] [--device cpu|cuda] [--max-epochs 15]
-        [--max-minutes 10] [--deadline-minutes 120] [--out outputs/study] [--quick]
+        [--seeds 1 2 3] [--models default gold_tags] [--jobs 2] [--device cpu|cuda]
+        [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--out outputs/study]
+        [--quick]
 
-Each run lives in ``OUT/<data>/<system>/seed<k>/``: ``train.py``'s outputs (config.yaml,
-metrics.jsonl, checkpoint.pt), then ``scores.json`` (test scores of each decoding mode, with
-timing) and ``test.<mode>.json.gz`` (the predicted heads and labels of every test sentence, in
-file order) that ``experiments/accuracy_table.py`` turns into the README's tables and
-significance tests.  Runs are independent subprocesses, ``--jobs`` at a time, longest first
-(English-EWT, then by treebank size; two_registers first within a treebank); a run whose
-``scores.json`` exists is skipped, so an interrupted study resumes where it stopped.
+The study the README reports is ``--seeds 1 2 3`` (the default joint model, which tags and
+parses untagged text) and ``--models gold_tags --seeds 1`` (a model that reads gold UPOS,
+XPOS and FEATS: what gold tags add).  Every run trains with the trainer's own stopping rule
+(early stopping on dev LAS, ``trainer.patience``); ``--max-epochs`` (default: the trainer's)
+and ``--max-minutes`` are safety nets, and ``scores.json`` records which one ended the run.
+
+Each run of the default model lives in ``OUT/<data>/<system>/seed<k>/``, a run of another
+model in ``OUT/<data>/<system>/<model>/seed<k>/``: ``train.py``'s outputs (config.yaml,
+metrics.jsonl, checkpoint.pt), then ``scores.json`` (the run's epochs, best epoch, why it
+stopped, and the test scores of each decoding mode with timing) and ``test.<mode>.json.gz``
+(the predicted heads and labels of every test sentence, in file order) that
+``experiments/accuracy_table.py`` turns into the README's tables and significance tests.
+Test is parsed **untagged** (UPOS, XPOS and FEATS blanked) for a model with tagging heads,
+as users' text comes, and as distributed for ``gold_tags``.  Runs are independent
+subprocesses, ``--jobs`` at a time, longest first (English-EWT, then by treebank size;
+two_registers first within a treebank); a run whose ``scores.json`` exists is skipped, so an
+interrupted study resumes where it stopped.
 
 ``--deadline-minutes`` bounds the whole study: a run starting late gets only the training time
 left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``.
@@ -50,6 +61,8 @@ MODES = {
     "greedy": {"search": "greedy", "beam_size": 1},
     "beam8": {"search": "beam", "beam_size": 8},
 }
+MODELS = ("default", "gold_tags")
+"""The ``model=`` presets a study trains: the joint tagger-parser, and the gold-tag parser."""
 PARSE_MARGIN_MINUTES = 1.5
 """Time kept after training for parsing test (greedy and beam) within the deadline."""
 
@@ -59,9 +72,11 @@ class Run:
     data: str
     system: str
     seed: int
+    model: str = "default"
 
     def directory(self, out: Path) -> Path:
-        return out / self.data / self.system / f"seed{self.seed}"
+        system = out / self.data / self.system
+        return (system if self.model == "default" else system / self.model) / f"seed{self.seed}"
 
 
 def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[str]:
@@ -69,11 +84,17 @@ def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[st
         f"data={run.data}",
         f"system={run.system}",
         f"seed={run.seed}",
-        f"trainer.max_epochs={args.max_epochs}",
+        f"model={run.model}",
         f"trainer.max_time_minutes={minutes:.2f}",
     ]
-    quick = [
-        "model=small",
+    if args.max_epochs is not None:
+        overrides.append(f"trainer.max_epochs={args.max_epochs}")
+    quick = [  # the study's model, shrunk
+        "model.word_dim=32",
+        "model.char_out=32",
+        "model.lstm_layers=1",
+        "model.lstm_hidden=64",
+        "model.mlp_hidden=64",
         "trainer=quick",
         "trainer.max_epochs=1",
         "data.max_train_sentences=200",
@@ -92,24 +113,32 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
 
     trained = load_run(run_dir, device, threads, quick)
     config, gold, parser, epochs = trained.config, trained.gold, trained.parser, trained.epochs
+    tagging = bool(parser.model.tagged_columns)
+    stopped = next((r for r in trained.records if "stopped" in r), {})
+    model = run_dir.parent.name if run_dir.parent.name in MODELS else "default"
     summary: dict = {
-        "data": run_dir.parents[1].name,
+        "data": run_dir.parents[1 if model == "default" else 2].name,
         "treebank": config["data"]["treebank"],
         "system": config["system"]["name"],
+        "model": model,
         "seed": config["seed"],
         "epochs": len(epochs),
+        "best_epoch": stopped.get("best_epoch"),
+        "stopped": stopped.get("stopped"),
         "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
-        "best_dev_las": epochs[-1]["best_las"] if epochs else None,
+        "best_dev_las": stopped.get("best_las", epochs[-1]["best_las"] if epochs else None),
+        "test_input": "untagged" if tagging else "tagged",
         "device": str(parser.device),
         "threads": threads,
         "test_file": str(trained.test_file),
         "modes": {},
     }
+    given = [s.without_tags() for s in gold] if tagging else gold
     for mode, options in MODES.items():
         if parser.device.type == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        predicted = parser.parse(gold, **options)
+        predicted = parser.parse(given, tags="predict" if tagging else "keep", **options)
         if parser.device.type == "cuda":
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
@@ -163,11 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", nargs="+", default=list(DATA_KEYS), choices=DATA_KEYS)
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
     parser.add_argument("--seeds", nargs="+", type=int, default=[1])
+    parser.add_argument("--models", nargs="+", default=["default"], choices=MODELS)
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--max-epochs", type=int, default=15)
-    parser.add_argument("--max-minutes", type=float, default=10.0, help="training cap per run")
+    parser.add_argument(
+        "--max-epochs", type=int, default=None, help="cap per run (default: the trainer's)"
+    )
+    parser.add_argument(
+        "--max-minutes", type=float, default=120.0, help="training cap per run (a safety net)"
+    )
     parser.add_argument(
         "--min-minutes", type=float, default=1.0, help="start no run with less training time"
     )
@@ -181,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     deadline = time.time() + args.deadline_minutes * 60
     runs = [
-        Run(data, system, seed)
+        Run(data, system, seed, model)
+        for model in args.models
         for seed in args.seeds
         for data in DATA_KEYS
         if data in args.data

@@ -1,20 +1,26 @@
 """The accuracy study's tables, significance marks, claim checks and crossed/uncrossed plot.
 
-Reads the runs of ``experiments/accuracy_study.py``: ``RUNS/<data>/<system>/seed<k>/`` with
-``scores.json`` (run metadata, decoding time per mode) and ``test.<mode>.json.gz`` (predicted
-heads and labels of the treebank's test sentences in file order).  Every score is recomputed
+Reads the runs of ``experiments/accuracy_study.py``: ``RUNS/<data>/<system>/seed<k>/`` (the
+default joint model) and ``RUNS/<data>/<system>/<model>/seed<k>/`` (another ``model=``
+preset, e.g. ``gold_tags``) with ``scores.json`` (run metadata: epochs, best epoch, why
+training stopped, the tag setting of the test input, decoding time per mode) and
+``test.<mode>.json.gz`` (predicted heads and labels of the treebank's test sentences in file
+order).  Every score is recomputed
 here from the predictions and the gold test file (found under the data root by the
 treebank named in ``scores.json``), so that all runs are scored alike and the per-word
 outcomes are at hand for the paired tests.
 
 Per treebank x system x mode (greedy, beam8), mean ± sample standard deviation over seeds:
 
-* UAS, LAS and labeled exact match over all words (:mod:`neuralparse.evaluation.metrics`);
+* UAS, LAS and labeled exact match over all words (:mod:`neuralparse.evaluation.metrics`;
+  LAS is the CoNLL 2018 definition, on the universal part of DEPREL, and ``las_full``, on
+  whole labels with their subtypes, is kept beside it in the CSV/JSON);
 * LP-NP / LR-NP, labeled precision and recall on non-projective arcs (Gómez-Rodríguez &
   Nivre 2013 §5.2, Table 2);
 * UAS on tokens whose gold arc is crossed / uncrossed (Pitler & McDonald 2015 Table 7; CoNLL-X
   scoring tokens, punctuation excluded);
-* epochs, training minutes, and words per second from ``benchmarks/throughput.py``'s JSON
+* the best and the last epoch, how many seeds stopped by patience (early stopping on dev
+  LAS), training minutes, and words per second from ``benchmarks/throughput.py``'s JSON
   (``--speed``; the study's own parse timings are not used, since its runs share a machine),
   so that accuracy and speed are read side by side;
 * the LAS difference to a baseline system (``--baseline``, default arc_eager) in the same
@@ -26,14 +32,18 @@ Per treebank x system x mode (greedy, beam8), mean ± sample standard deviation 
   where there is no bootstrap (recall of non-projective arcs, over the gold non-projective
   words).
 
+The main table, the comparison and the claims are for one model (``--model``, default
+``default``); a further table gives, per treebank and system, the greedy LAS of every other
+model trained (``gold_tags``: what gold tags add) beside it.
+
 Then a table of the seeds' published figures for the same measures beside ours
 (``experiments/seed_figures.json``; CoNLL-X/2007 data there, UD here), and a "claims" list:
 each claim of the seeds checked with the numbers and the same two tests
 (:mod:`neuralparse.evaluation.significance`).
 
     python -m experiments.accuracy_table [--runs outputs/study] [--data-root DIR]
-        [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG] [--resamples 10000]
-        [--quick]
+        [--model default] [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG]
+        [--resamples 10000] [--quick]
 
 Writes ``accuracy.{csv,json,md}`` and ``accuracy_summary.md`` (the README's table) to
 ``--out`` (default ``experiments/results``) and ``docs/crossed_uncrossed.png``; ``--quick``
@@ -60,6 +70,7 @@ import matplotlib.pyplot as plt
 from experiments.report import publish
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
+from neuralparse.evaluation.conll18 import universal_label
 from neuralparse.evaluation.metrics import ScoreAccumulator, Scores
 from neuralparse.evaluation.significance import (
     BootstrapResult,
@@ -97,7 +108,7 @@ MEASURES: tuple[tuple[str, str], ...] = (
     ("uncrossed_recall", "UAS uncrossed"),
 )
 #: Further measures kept in the CSV/JSON (the seeds' CoNLL-X scoring excludes punctuation).
-EXTRA_MEASURES = ("uas_nopunct", "las_nopunct", "exact_unlabeled", "nonproj_recall")
+EXTRA_MEASURES = ("las_full", "uas_nopunct", "las_nopunct", "exact_unlabeled", "nonproj_recall")
 NONPROJECTIVE_THRESHOLD = 19.0
 """Gómez-Rodríguez & Nivre (2013 §5.2): 2-planar beats projective parsing "for languages with
 a high proportion of non-projective trees (>= 19%)"."""
@@ -128,7 +139,17 @@ class Run:
     epochs: int | None
     train_minutes: float | None
     device: str
+    model: str = "default"
+    best_epoch: int | None = None
+    stopped: str | None = None
+    """Why training ended, as the trainer's ``metrics.jsonl`` says (``patience: ...``)."""
+    test_input: str | None = None
+    """``untagged`` or ``tagged``: the test file's tag columns as the parser got them."""
     modes: dict[str, ModeRun] = field(default_factory=dict)
+
+    @property
+    def stopped_by_patience(self) -> bool:
+        return (self.stopped or "").startswith("patience")
 
 
 @dataclass
@@ -175,7 +196,10 @@ def score_mode(gold: Sequence[Sentence], predicted: dict) -> ModeRun:
             )
         accumulator.add(sentence.heads, sentence.deprels, pred_heads, pred_labels, sentence.forms)
         uas = [g == p for g, p in zip(sentence.heads, pred_heads, strict=True)]
-        las = [u and g == p for u, g, p in zip(uas, sentence.deprels, pred_labels, strict=True)]
+        las = [
+            u and universal_label(g) == universal_label(p)  # LAS as CoNLL 2018 defines it
+            for u, g, p in zip(uas, sentence.deprels, pred_labels, strict=True)
+        ]
         uas_words += uas
         las_words += las
         sentence_uas.append((sum(uas), len(uas)))
@@ -193,7 +217,8 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
     """Every run with a ``scores.json`` under ``runs_root``, scored; the gold by treebank."""
     golds: dict[str, Gold] = {}
     runs = []
-    for scores_path in sorted(runs_root.glob("*/*/seed*/scores.json")):
+    found = [*runs_root.glob("*/*/seed*/scores.json"), *runs_root.glob("*/*/*/seed*/scores.json")]
+    for scores_path in sorted(found):
         meta = json.loads(scores_path.read_text(encoding="utf-8"))
         treebank = meta["treebank"]
         if treebank not in golds:
@@ -206,6 +231,10 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
             epochs=meta.get("epochs"),
             train_minutes=meta.get("train_minutes"),
             device=str(meta.get("device", "")),
+            model=meta.get("model", "default"),
+            best_epoch=meta.get("best_epoch"),
+            stopped=meta.get("stopped"),
+            test_input=meta.get("test_input"),
         )
         for mode in MODES:
             trees = scores_path.with_name(f"test.{mode}.json.gz")
@@ -312,6 +341,8 @@ def aggregate(
                     mean, sd = mean_sd(getattr(r.modes[mode].scores, key) for r in chosen)
                     row[key], row[f"{key}_sd"] = _round(mean), _round(sd)
                 row["epochs"] = _round(mean_sd(r.epochs for r in chosen)[0], 1)
+                row["best_epoch"] = _round(mean_sd(r.best_epoch for r in chosen)[0], 1)
+                row["stopped_by_patience"] = sum(r.stopped_by_patience for r in chosen)
                 row["train_minutes"] = _round(mean_sd(r.train_minutes for r in chosen)[0], 1)
                 row["words_per_s"] = speed.get((system, mode))
                 row["device"] = chosen[0].device
@@ -371,7 +402,8 @@ def table_markdown(rows: Sequence[dict], baseline: str) -> str:
         "seeds",
         *(h for _, h in MEASURES),
         f"ΔLAS vs {baseline}",
-        "epochs",
+        "best / last epoch",
+        "stopped by patience",
         "train min",
         "words/s (benchmark)",
     ]
@@ -385,9 +417,69 @@ def table_markdown(rows: Sequence[dict], baseline: str) -> str:
             r["seeds"],
             *(cell(r[k], r[f"{k}_sd"]) for k, _ in MEASURES),
             diff_cell(r),
-            "–" if r["epochs"] is None else f"{r['epochs']:g}",
+            epochs_cell(r),
+            f"{r['stopped_by_patience']} of {r['seeds']}",
             "–" if r["train_minutes"] is None else f"{r['train_minutes']:.1f}",
             "–" if r["words_per_s"] is None else f"{r['words_per_s']:.0f}",
+        ]
+        lines.append("| " + " | ".join(str(v) for v in values) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def epochs_cell(row: dict) -> str:
+    """Mean best and mean last epoch over the seeds."""
+    best, last = row["best_epoch"], row["epochs"]
+    return f"{'–' if best is None else f'{best:g}'} / {'–' if last is None else f'{last:g}'}"
+
+
+def other_models(runs: Sequence[Run], model: str) -> list[dict[str, object]]:
+    """Per treebank and system, the greedy LAS (mean over seeds) of ``model`` and of every other
+    model trained, with the difference: what gold tags add, for ``gold_tags``."""
+
+    def las(chosen: Sequence[Run]) -> float | None:
+        return _round(mean_sd(r.modes["greedy"].scores.las for r in chosen)[0])
+
+    rows = []
+    for treebank in sorted({r.treebank for r in runs}):
+        for system in ordered_systems({r.system for r in runs if r.treebank == treebank}):
+            here = [r for r in select(runs, treebank, system, "greedy")]
+            main = [r for r in here if r.model == model]
+            for other in sorted({r.model for r in here} - {model}):
+                chosen = [r for r in here if r.model == other]
+                row = {
+                    "treebank": treebank,
+                    "system": system,
+                    "model": other,
+                    "seeds": len(chosen),
+                    "test_input": chosen[0].test_input,
+                    "las": las(chosen),
+                    f"las_{model}": las(main),
+                    f"{model}_seeds": len(main),
+                    f"{model}_test_input": main[0].test_input if main else None,
+                }
+                both = row["las"] is not None and row[f"las_{model}"] is not None
+                row["difference"] = _round(row["las"] - row[f"las_{model}"]) if both else None
+                rows.append(row)
+    return rows
+
+
+def other_models_markdown(rows: Sequence[dict], model: str) -> str:
+    header = ["treebank", "system", "model", "its test input", "seeds", "LAS", f"LAS {model}"]
+    lines = [
+        "| " + " | ".join([*header, f"{model} seeds", "difference"]) + " |",
+        "| " + " | ".join(["---"] * 4 + ["---:"] * 5) + " |",
+    ]
+    for r in rows:
+        values = [
+            str(r["treebank"]).removeprefix("UD_"),
+            r["system"],
+            r["model"],
+            r["test_input"] or "?",
+            r["seeds"],
+            cell(r["las"], None),
+            cell(r[f"las_{model}"], None),
+            r[f"{model}_seeds"],
+            "–" if r["difference"] is None else f"{r['difference']:+.2f}",
         ]
         lines.append("| " + " | ".join(str(v) for v in values) + " |")
     return "\n".join(lines) + "\n"
@@ -838,7 +930,8 @@ def summary_markdown(rows: Sequence[dict], baseline: str) -> str:
     by_key = {(r["treebank"], r["system"], r["mode"]): r for r in rows}
     header = [
         "treebank", "system", "seeds", "UAS", "LAS", "LAS beam 8", "EM", "LP-NP", "LR-NP",
-        "UAS crossed", "UAS uncrossed", f"ΔLAS vs {baseline}", "words/s", "words/s beam 8",
+        "UAS crossed", "UAS uncrossed", f"ΔLAS vs {baseline}", "best / last epoch", "words/s",
+        "words/s beam 8",
     ]  # fmt: skip
     lines = [
         "| " + " | ".join(header) + " |",
@@ -861,6 +954,7 @@ def summary_markdown(rows: Sequence[dict], baseline: str) -> str:
             "–" if beam is None else cell(beam["las"], beam["las_sd"]),
             *(cell(r[k], r[f"{k}_sd"]) for k, _ in MEASURES[2:]),
             diff_cell(r),
+            epochs_cell(r),
             speed(r),
             speed(beam),
         ]
@@ -872,6 +966,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=Path, default=ROOT / "outputs" / "study")
     parser.add_argument("--data-root", type=Path, default=None, help="default: the data root")
+    parser.add_argument("--model", default="default", help="the model of the main tables")
     parser.add_argument("--baseline", default="arc_eager")
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap (default 10000)")
     parser.add_argument("--out", type=Path, default=None, help=f"default: {RESULTS}")
@@ -891,13 +986,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     png = args.plot or (out if args.quick else ROOT / "docs") / "crossed_uncrossed.png"
     resamples = args.resamples or (1000 if args.quick else 10_000)
     try:
-        runs, golds = load_runs(args.runs, data)
+        every_run, golds = load_runs(args.runs, data)
     except (InputError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    runs = [r for r in every_run if r.model == args.model]
     if not runs:
-        print(f"error: no */*/seed*/scores.json under {args.runs}", file=sys.stderr)
+        print(
+            f"error: no run of model {args.model!r} (*/*/seed*/scores.json, "
+            f"*/*/<model>/seed*/scores.json) under {args.runs}",
+            file=sys.stderr,
+        )
         return 1
+    others = other_models(every_run, args.model)
+    inputs = " and ".join(sorted({r.test_input or "unrecorded" for r in runs}))
     rows = aggregate(runs, args.baseline, benchmark_speed(args.speed), resamples)
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(rows, seeds)
@@ -905,8 +1007,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = argv if argv is not None else sys.argv[1:]
     command = " ".join(["python -m experiments.accuracy_table", *arguments])
     md = (
-        f"Test accuracy per treebank, system and decoding mode: mean ± sd over seeds "
-        f"({date.today()}; `{command}`). UAS/LAS/EM over all words; LP-NP/LR-NP labeled "
+        f"Test accuracy per treebank, system and decoding mode of model `{args.model}` "
+        f"(test input: {inputs}): mean ± sd over seeds ({date.today()}; `{command}`). "
+        f"UAS/LAS/EM over all words, LAS as CoNLL 2018 defines it (the universal part of "
+        f"DEPREL); best / last epoch: means over seeds; LP-NP/LR-NP labeled "
         f"precision/recall on non-projective arcs; crossed/uncrossed: UAS without punctuation. "
         f"ΔLAS vs {args.baseline}: same mode, seeds both have; (n.s.) = paired bootstrap over "
         f"sentences p >= 0.05.\n\n"
@@ -916,13 +1020,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         + "\nClaims of the seeds, checked\n\n"
         + claims_markdown(found)
     )
+    if others:
+        md += (
+            f"\nOther models beside `{args.model}` (greedy LAS, mean over seeds)\n\n"
+            + other_models_markdown(others, args.model)
+        )
     document = {
         "command": command,
         "date": str(date.today()),
         "runs": str(args.runs),
+        "model": args.model,
+        "test_input": inputs,
+        "las_definition": "CoNLL 2018 (universal part of DEPREL); las_full: whole labels",
         "baseline": args.baseline,
         "resamples": resamples,
         "rows": rows,
+        "other_models": others,
         "seed_comparison": comparison,
         "claims": found,
         "sources": seeds["sources"],

@@ -167,11 +167,19 @@ def _dominated(heads: list[int], node: int, ancestor: int) -> bool:
 
 
 def write_fake_run(
-    runs: Path, gold: list[Sentence], system: str, seed: int, rate: float, prefix: int
-) -> None:
+    runs: Path,
+    gold: list[Sentence],
+    system: str,
+    seed: int,
+    rate: float,
+    prefix: int,
+    model: str = "default",
+    subtype: str = "",
+) -> Path:
     """A run directory as ``experiments/accuracy_study.py`` writes it, predictions made by
-    perturbing the gold trees of the first ``prefix`` sentences."""
-    directory = runs / "tiny" / system / f"seed{seed}"
+    perturbing the gold trees of the first ``prefix`` sentences (``subtype`` is added to every
+    predicted label)."""
+    directory = runs / "tiny" / system / ("" if model == "default" else model) / f"seed{seed}"
     directory.mkdir(parents=True)
     modes = {}
     for offset, mode in enumerate(("greedy", "beam8")):
@@ -182,7 +190,7 @@ def write_fake_run(
                 {
                     "sent_ids": [s.sent_id for s in gold[:prefix]],
                     "heads": [h for h, _ in trees],
-                    "deprels": [d for _, d in trees],
+                    "deprels": [[label + subtype for label in d] for _, d in trees],
                 },
                 sink,
             )
@@ -193,13 +201,18 @@ def write_fake_run(
         "treebank": TREEBANK,
         "system": system,
         "seed": seed,
-        "epochs": 3,
+        "model": model,
+        "epochs": 3 + seed,
+        "best_epoch": 2,
+        "stopped": "patience: no better dev LAS for 1 epochs" if seed == 1 else "max_epochs",
+        "test_input": "untagged" if model == "default" else "tagged",
         "train_minutes": 1.5,
         "best_dev_las": 50.0,
         "device": "cpu",
         "modes": modes,
     }
     (directory / "scores.json").write_text(json.dumps(scores), encoding="utf-8")
+    return directory
 
 
 def fake_run_las(directory: Path, gold: list[Sentence]) -> float:
@@ -219,6 +232,7 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     for system, rate in rates.items():
         for seed in (1, 2):
             write_fake_run(runs, gold, system, seed, rate, prefix=25)  # a --quick prefix
+    write_fake_run(runs, gold, "swap", 1, 0.0, prefix=25, model="gold_tags")
     png = tmp_path / "cu.png"
     speed = tmp_path / "throughput.json"
     benchmark = [{"system": "swap", "search": "greedy", "words_per_s": 1234.4}]
@@ -238,6 +252,21 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     assert rows[("swap", "greedy")]["las_sd"] is not None
     assert rows[("swap", "greedy")]["words_per_s"] == 1234  # from the benchmark's JSON
     assert rows[("swap", "beam8")]["words_per_s"] is None
+    # Epochs: the means over seeds, and how many seeds stopped by patience.
+    swap = rows[("swap", "greedy")]
+    assert (swap["best_epoch"], swap["epochs"], swap["stopped_by_patience"]) == (2, 4.5, 1)
+
+    # The gold-tag run is left out of the main rows, and compared with the default model.
+    (other,) = document["other_models"]
+    assert (other["system"], other["model"], other["seeds"], other["las"]) == (
+        "swap",
+        "gold_tags",
+        1,
+        100.0,
+    )
+    assert other["las_default"] == pytest.approx(las, abs=0.01)
+    assert other["difference"] == pytest.approx(100.0 - las, abs=0.02)
+    assert document["test_input"] == "untagged"
 
     perfect = rows[("three_step", "greedy")]
     assert perfect["uas"] == perfect["las"] == perfect["exact_labeled"] == 100.0
@@ -253,6 +282,8 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     assert 0 < low < comparison["difference"] < high
     markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
     assert "| Tiny-Test | two_registers | greedy | 2 |" in markdown
+    assert "| Tiny-Test | swap | gold_tags | tagged | 1 | 100.00 |" in markdown
+    assert "| 2 / 4.5 | 1 of 2 |" in markdown
     assert "two_registers beats arc_eager on UAS" in markdown
     # The published Table 5/7 averages are shown beside our mean over treebanks.
     assert any(
@@ -277,6 +308,24 @@ def test_accuracy_table_marks_identical_systems_not_significant(
     markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
     (row,) = [line for line in markdown.splitlines() if "| planar | greedy |" in line]
     assert "+0.00 (n.s.)" in row
+
+
+def test_accuracy_table_las_is_conll_2018s_and_full_labels_are_beside_it(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """Labels that differ from gold only in a subtype count as correct for LAS (the universal
+    part of DEPREL), in the table and in the per-word outcomes that the tests pair."""
+    gold = read_conllu(data_root / TREEBANK / "test.conllu")
+    runs = tmp_path / "study"
+    write_fake_run(runs, gold, "arc_eager", 1, 0.0, prefix=30)
+    write_fake_run(runs, gold, "planar", 1, 0.0, prefix=30, subtype=":sub")
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--out", str(tmp_path)]
+    assert accuracy_table.main([*argv, "--plot", str(tmp_path / "p.png")]) == 0
+    document = json.loads((tmp_path / "accuracy.json").read_text(encoding="utf-8"))
+    rows = {(r["system"], r["mode"]): r for r in document["rows"]}
+    planar = rows[("planar", "greedy")]
+    assert planar["las"] == 100.0 and planar["las_full"] == 0.0
+    assert planar["las_diff"] == 0.0
 
 
 def test_accuracy_table_without_runs_fails_cleanly(tmp_path: Path) -> None:
@@ -321,7 +370,9 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
     for system in accuracy_study.SYSTEMS:
         run = out / "en_ewt" / system / "seed1"
         scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
-        assert (scores["system"], scores["epochs"]) == (system, 1)
+        assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
+        assert (scores["model"], scores["test_input"]) == ("default", "untagged")
+        assert scores["stopped"].startswith("max_epochs")
         for mode in ("greedy", "beam8"):
             assert scores["modes"][mode]["sentences"] == len(gold)
             with gzip.open(run / f"test.{mode}.json.gz", "rt", encoding="utf-8") as source:
@@ -331,6 +382,16 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
                 assert len(heads) == len(sentence.heads)
     # A finished run is not redone.
     assert accuracy_study.main(argv) == 0
+    # The gold-tag model beside it reads the test file's tags.
+    gold_tags = [*argv, "--models", "gold_tags", "--systems", "arc_eager"]
+    assert accuracy_study.main(gold_tags) == 0
+    run = out / "en_ewt" / "arc_eager" / "gold_tags" / "seed1"
+    scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
+    assert (scores["model"], scores["test_input"], scores["data"]) == (
+        "gold_tags",
+        "tagged",
+        "en_ewt",
+    )
 
 
 def test_headline_scores_untagged_and_tagged_input_and_times_parsing(tmp_path: Path) -> None:
