@@ -11,8 +11,10 @@ GIL), so it runs here in worker processes, while the main process decodes:
 * A worker reads its piece into sentences (:func:`~neuralparse.io.pieces.read_piece`: the
   readers' own validation, errors naming the file, line and sentence), keeps them, and sends
   their encoding (:class:`~neuralparse.model.inputs.EncodedCorpus`) to the main process.
-* The main process gathers the pieces, in input order, into chunks of exactly ``chunk_size``
-  sentences and merges their encodings into the very corpus that
+* The main process gathers the pieces, in input order, into chunks of exactly the sizes
+  the single-process path cuts
+  (:meth:`~neuralparse.prediction.options.PredictOptions.chunk_sizes`), and merges their
+  encodings into the very corpus that
   :meth:`EncodedCorpus.build <neuralparse.model.inputs.EncodedCorpus.build>` makes of the
   chunk (:func:`assemble`), so the batches, and so the trees, are those of the single-process
   path bit for bit.  A thread decodes the chunk on the device and sends each piece the
@@ -371,7 +373,7 @@ class _Run:
         stages: Stages,
         *,
         workers: int,
-        chunk_size: int,
+        chunk_sizes: Iterator[int],
         read_ahead: int,
         on_output: Callable[[], None],
     ) -> None:
@@ -381,7 +383,8 @@ class _Run:
         self.results: Any = multiprocessing.get_context("fork").Queue()
         self.count = workers
         self.workers: list[_Worker] = []  # forked as the first pieces are handed out
-        self.chunk_size = chunk_size
+        self.chunk_sizes = chunk_sizes
+        self.chunk_size = next(chunk_sizes)  # the size of the chunk being gathered
         self.read_ahead = read_ahead
         self.on_output = on_output
         self.owner: dict[int, _Worker] = {}
@@ -493,6 +496,7 @@ class _Run:
                 self.current = None
         if not segments:
             return None
+        self.chunk_size = next(self.chunk_sizes)
         self.writes.extend((segment.piece.index, segment.start) for segment in segments)
         return segments
 
@@ -559,7 +563,7 @@ class PipelineSettings(TypedDict):
     """How :func:`run_pipeline` runs (the keywords of ``_Run``)."""
 
     workers: int
-    chunk_size: int
+    chunk_sizes: Iterator[int]
     read_ahead: int
     on_output: Callable[[], None]
 
@@ -568,7 +572,7 @@ def run_pipeline(
     pieces: Iterator[Piece], out: TextIO, stages: Stages, **settings: Unpack[PipelineSettings]
 ) -> tuple[int, list[SkippedSentence]]:
     """Parse the sentences of ``pieces`` with ``workers`` processes into ``out`` in chunks of
-    ``chunk_size`` sentences, handing out pieces while fewer than ``read_ahead`` of their
+    the successive ``chunk_sizes``, handing out pieces while fewer than ``read_ahead`` of their
     sentences wait to be decoded; ``on_output()`` is called after each write.  Returns the
     number of sentences parsed and those that lenient reading skipped, in input order."""
     run = _Run(pieces, out, stages, **settings)

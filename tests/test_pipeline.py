@@ -184,15 +184,32 @@ def test_assembled_pieces_encode_as_the_whole_chunk() -> None:
 
 
 @pytest.mark.parametrize(
-    ("search", "chunk_size", "workers"),
-    [("greedy", 3, 1), ("greedy", 7, 3), ("greedy", 10_000, 2), ("beam", 5, 2)],
+    ("search", "chunk_size", "workers", "first_chunk_size"),
+    [
+        ("greedy", 3, 1, None),
+        ("greedy", 7, 3, None),
+        ("greedy", 10_000, 2, None),
+        ("beam", 5, 2, None),
+        ("greedy", 16, 2, 1),  # growing first chunks of 1, 2, 4 and 8 sentences
+    ],
 )
 def test_workers_write_the_bytes_of_one_process(
-    parser: LoadedParser, tmp_path: Path, search: str, chunk_size: int, workers: int
+    parser: LoadedParser,
+    tmp_path: Path,
+    search: str,
+    chunk_size: int,
+    workers: int,
+    first_chunk_size: int | None,
 ) -> None:
     source = tmp_path / "in.conllu"
     source.write_bytes(rich_input(40).encode())
-    options = {"search": search, "beam_size": 3, "chunk_size": chunk_size, "batch_tokens": 40}
+    options = {
+        "search": search,
+        "beam_size": 3,
+        "chunk_size": chunk_size,
+        "first_chunk_size": first_chunk_size,
+        "batch_tokens": 40,
+    }
     single, single_report = parse(parser, source, tmp_path / "one.conllu", workers=0, **options)
     piped, report = parse(parser, source, tmp_path / "many.conllu", workers=workers, **options)
     assert piped == single

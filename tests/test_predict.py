@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from neuralparse.errors import InputError
 from neuralparse.io import Sentence, parse_conllu_text, read_conllu
 from neuralparse.prediction import PredictOptions, batches_by_length, predict_stream
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
@@ -222,6 +223,35 @@ def test_stream_is_lazy_and_chunking_does_not_change_the_output(loaded: LoadedPa
     whole = list(predict_stream(loaded, corpus, PredictOptions(), device=CPU))
     assert [s.to_conllu() for s in first] == [s.to_conllu() for s in (whole + whole)[:30]]
     assert [s.forms for s in whole] == [s.forms for s in corpus]
+
+
+def test_chunks_start_small_on_cuda_so_that_output_starts_early(loaded: LoadedParser) -> None:
+    def sizes(device: str, count: int, **options: int) -> list[int]:
+        schedule = PredictOptions(**options).chunk_sizes(torch.device(device))
+        return list(itertools.islice(schedule, count))
+
+    assert sizes("cuda", 7) == [625, 1250, 2500, 5000] + [10_000] * 3
+    assert sizes("cuda", 5, chunk_size=1000) == [256, 512, 1000, 1000, 1000]
+    assert sizes("cuda", 3, chunk_size=100) == [100] * 3
+    assert sizes("cpu", 3) == [10_000] * 3  # small chunks cost throughput on the CPU
+    assert sizes("cpu", 5, first_chunk_size=3, chunk_size=20) == [3, 6, 12, 20, 20]
+    with pytest.raises(InputError, match="first_chunk_size must be positive"):
+        PredictOptions(first_chunk_size=0)
+
+    corpus = make_corpus(23, seed=9, max_words=12)
+    consumed = 0
+
+    def endless():
+        nonlocal consumed
+        for index in itertools.count():
+            consumed += 1
+            yield corpus[index % len(corpus)]
+
+    options = PredictOptions(first_chunk_size=5, chunk_size=10_000)
+    stream = predict_stream(loaded, endless(), options, device=CPU)
+    first = next(stream).to_conllu()
+    assert consumed == 5  # the first chunk only
+    assert first == next(predict_stream(loaded, corpus, PredictOptions(), device=CPU)).to_conllu()
 
 
 def test_torchrun_shards_and_writes_one_output_in_input_order(

@@ -3,8 +3,9 @@
 
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
-        [input_format=auto|conllu|text|raw] [lang=CODE] [tags=auto|predict|keep] [deps=clear|keep]
-        [lenient=true] [progress=false] [threads=N] [cuda_graphs=false] [workers=auto|N]
+        [first_chunk_size=N] [input_format=auto|conllu|text|raw] [lang=CODE]
+        [tags=auto|predict|keep] [deps=clear|keep] [lenient=true] [progress=false] [threads=N]
+        [cuda_graphs=false] [workers=auto|N]
 
 ``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL and
 the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells) and
@@ -96,6 +97,9 @@ class PredictConfig:
     """Words per beam-search batch at most, counting every beam item."""
     chunk_size: int = 10_000
     """Sentences read ahead and sorted by length (memory grows with it)."""
+    first_chunk_size: int | None = None
+    """Sentences in the first chunk, doubling up to chunk_size (earlier first output, some
+    speed lost); None: chunk_size / 16 (at least 256) on CUDA, chunk_size on the CPU."""
     cuda_graphs: bool = True
     """On CUDA, replay greedy decoding from CUDA graphs where the system allows it."""
     workers: Any = "auto"

@@ -262,7 +262,7 @@ def _predict_in_workers(
                 out,
                 stages,
                 workers=workers,
-                chunk_size=options.chunk_size,
+                chunk_sizes=options.chunk_sizes(device),
                 read_ahead=options.chunk_size + workers * piece_size,
                 on_output=on_output,
             )
@@ -294,7 +294,8 @@ def _predict_sharded(
     start = time.perf_counter()
     ranks = context.world_size
     with open_output(dest) if context.is_main else _nowhere() as out:
-        for chunk in chunks(sentences, options.chunk_size * ranks):
+        sizes = (size * ranks for size in options.chunk_sizes(device))
+        for chunk in chunks(sentences, sizes):
             mine = chunk[context.rank :: ranks]
             parsed = parse_sentences(parser, mine, options, device=device, graphs=graphs)
             blocks = [s.to_conllu() for s in parsed]
