@@ -4,8 +4,10 @@ CPU parsing speed, side by side in one run.
 For each checkpoint: the treebank's test file parsed greedily with UPOS/XPOS/FEATS blanked
 (text nobody tagged: the headline setting) and as distributed, scored with the CoNLL 2018
 definitions (:meth:`neuralparse.Parser.evaluate`: LAS on the universal part of DEPREL, the
-model's own tags); then the test file parsed file to file (``Parser.parse_file``, tags
-predicted) ``--repeats`` times with ``--threads`` torch threads, reporting the best words/s.
+model's own tags); then the test sentences parsed file to file (``Parser.parse_file``, tags
+predicted) ``--repeats`` times with ``--threads`` torch threads, reporting the best words/s,
+from two inputs a user would give: CoNLL-U with UPOS/XPOS/FEATS blanked, and plain text (one
+sentence per line, its words separated by spaces).
 The models run one after the other in the same process, so their speeds compare as ratios.
 
     python -m experiments.headline --checkpoints outputs/make_train/checkpoint.pt
@@ -26,7 +28,7 @@ import torch
 
 from neuralparse import Parser
 from neuralparse.datasets import treebank_paths
-from neuralparse.io import read_conllu
+from neuralparse.io import read_conllu, write_conllu
 
 SCORES = ("las", "uas", "clas", "mlas", "upos", "xpos", "ufeats", "alltags")
 
@@ -37,15 +39,23 @@ def headline(checkpoint: Path, test: Path, repeats: int) -> dict[str, Any]:
     for setting, untagged in (("untagged", True), ("tagged", False)):
         scores = parser.evaluate(test, untagged=untagged)
         row[setting] = {key: scores.get(key) for key in SCORES}
-    words = sum(len(s) for s in read_conllu(test))
+    sentences = read_conllu(test)
+    row["words"] = sum(len(s) for s in sentences)
     with tempfile.TemporaryDirectory() as work:
-        seconds = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            parser.parse_file(test, Path(work) / "out.conllu", tags="predict", progress=False)
-            seconds.append(time.perf_counter() - start)
-    row["words"] = words
-    row["words_per_second"] = words / min(seconds)
+        untagged, text = Path(work) / "untagged.conllu", Path(work) / "text.txt"
+        write_conllu([s.without_tags() for s in sentences], untagged)
+        text.write_text("".join(" ".join(s.forms) + "\n" for s in sentences), encoding="utf-8")
+        for name, source, input_format in (("conllu", untagged, "conllu"), ("text", text, "text")):
+            seconds = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                report = parser.parse_file(
+                    source, Path(work) / "out.conllu", input_format=input_format, progress=False
+                )
+                seconds.append(time.perf_counter() - start)
+            # A form with a space in it is two words of the text file.
+            row[f"words_per_second_{name}"] = report.words / min(seconds)
+    row["words_per_second"] = row["words_per_second_conllu"]
     return row
 
 
@@ -62,8 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     test = args.test or treebank_paths(args.treebank)["test"]
     rows = [headline(path, test, args.repeats) for path in args.checkpoints]
     print(f"{args.treebank} test ({test}), CoNLL 2018 definitions, greedy, {args.threads} threads")
-    print("| checkpoint | input | LAS | UAS | CLAS | MLAS | UPOS | XPOS | UFeats | words/s |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "| checkpoint | input | LAS | UAS | CLAS | MLAS | UPOS | XPOS | UFeats "
+        "| words/s, untagged CoNLL-U | words/s, text |"
+    )
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         for setting in ("untagged", "tagged"):
             s = row[setting]
@@ -71,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                 "n/a" if s[k] is None else f"{s[k]:.2f}"
                 for k in ("las", "uas", "clas", "mlas", "upos", "xpos", "ufeats")
             )
-            speed = f"{row['words_per_second']:,.0f}" if setting == "untagged" else ""
+            speed = " | ".join(
+                f"{row[f'words_per_second_{name}']:,.0f}" if setting == "untagged" else ""
+                for name in ("conllu", "text")
+            )
             print(f"| {row['checkpoint']} | {setting} | {cells} | {speed} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     record = {"treebank": args.treebank, "test": str(test), "threads": args.threads, "rows": rows}

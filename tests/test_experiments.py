@@ -407,6 +407,7 @@ def test_headline_scores_untagged_and_tagged_input_and_times_parsing(tmp_path: P
                           "1", "--repeats", "1", "--out", str(out)]) == 0  # fmt: skip
     (row,) = json.loads(out.read_text())["rows"]
     assert row["words"] == sum(len(s) for s in sentences) and row["words_per_second"] > 0
+    assert row["words_per_second_text"] > 0 and row["words_per_second_conllu"] > 0
     for setting in ("untagged", "tagged"):
         assert 0 <= row[setting]["las"] <= row[setting]["uas"] <= 100
         assert row[setting]["upos"] is not None  # the model's own tags
