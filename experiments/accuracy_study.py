@@ -109,7 +109,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     """Parse the run's test file in every mode; write the predictions and ``scores.json``."""
     import torch
 
-    from neuralparse.evaluation import evaluate
+    from neuralparse.evaluation import evaluate, predicted_tag_scores_only
 
     trained = load_run(run_dir, device, threads, quick)
     config, gold, parser, epochs = trained.config, trained.gold, trained.parser, trained.epochs
@@ -150,7 +150,9 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         with gzip.open(run_dir / f"test.{mode}.json.gz", "wt", encoding="utf-8") as sink:
             json.dump(trees, sink)
         summary["modes"][mode] = {
-            "scores": evaluate(gold, predicted).to_dict(),
+            "scores": predicted_tag_scores_only(  # no tag scores for tags copied from input
+                evaluate(gold, predicted).to_dict(), parser.model.tagged_columns
+            ),
             "seconds": seconds,
             "words": sum(len(s.heads) for s in gold),
             "sentences": len(gold),
