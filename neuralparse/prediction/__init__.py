@@ -1,8 +1,7 @@
 """Batch prediction: stream sentences through a trained parser with bounded memory.
 
 The input is read ``chunk_size`` sentences at a time (on CUDA the first chunks are smaller,
-so that the first output comes early: ``first_chunk_size``).
-Each chunk is encoded once
+so that the first output comes early: ``first_chunk_size``).  Each chunk is encoded once
 (:class:`~neuralparse.model.inputs.EncodedCorpus`), its sentences are sorted by length into
 batches of at most ``batch_tokens`` words (``beam_batch_tokens`` for beam search, counting
 every beam item) and ``batch_size`` sentences, every batch is decoded on the state batch
