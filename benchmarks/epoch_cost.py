@@ -20,7 +20,8 @@ epoch (reading, tree transforms, the oracle run, the model), reported apart.
 
     python -m benchmarks.epoch_cost [--treebank UD_Hungarian-Szeged] [--epochs 3]
         [--systems arc_eager three_step two_registers] [--device cpu|cuda] [--threads 1]
-        [--model default|small] [--max-train-sentences N] [--data-root DIR] [--out PATH]
+        [--model default|small] [--batch-tokens N] [--max-train-sentences N]
+        [--data-root DIR] [--out PATH]
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from omegaconf import OmegaConf
 
 from benchmarks.common import ROOT, save_json
-from neuralparse.config import TrainConfig, preset_model_config
+from neuralparse.config import TrainConfig, TrainerConfig, preset_model_config
 from neuralparse.datasets import treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.runtime.devices import describe_machine, resolve_device
@@ -61,6 +62,8 @@ class SystemCost:
     eval_seconds: list[float]
     dev_sentences: int
     dev_las: list[float]
+    updates: list[int]
+    """Optimizer steps per epoch (fewer with larger ``--batch-tokens``)."""
 
     @staticmethod
     def _steady(values: list[float]) -> float:
@@ -91,6 +94,8 @@ def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) 
     cfg.trainer.max_epochs = args.epochs
     cfg.trainer.patience = args.epochs + 1  # never stop early: every system runs each epoch
     cfg.trainer.threads = args.threads or None
+    if args.batch_tokens is not None:
+        cfg.trainer.batch_tokens = args.batch_tokens
     cfg.trainer.device = args.device
     cfg.trainer.progress = False
     cfg.trainer.evaluate_test = False
@@ -113,6 +118,7 @@ def measure(args: argparse.Namespace, system: str, files: dict[str, Path]) -> Sy
         eval_seconds=[h["eval_seconds"] for h in history],
         dev_sentences=int(first["dev"]["sentences"]),
         dev_las=[h["dev"]["las"] for h in history],
+        updates=[h["steps"] for h in history],
     )
 
 
@@ -151,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-train-sentences", type=int, help="keep the first N training ones")
     parser.add_argument("--max-dev-sentences", type=int, help="keep the first N dev ones")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--batch-tokens", type=int, help="words per training batch (default: the trainer's)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_JSON, help="JSON file to write")
     parser.add_argument("--verbose", action="store_true", help="the trainer's log on stderr")
     args = parser.parse_args(argv)
@@ -174,15 +183,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(costs))
     env = describe_machine(resolve_device(args.device))
     means = f"means over epochs 2-{args.epochs}" if args.epochs > 1 else "one epoch"
+    batch = args.batch_tokens or TrainerConfig.batch_tokens
     print(
-        f"{args.treebank}, model {args.model}, device {env['device']}, "
-        f"{env['threads']} threads; {means}"
+        f"{args.treebank}, model {args.model}, {batch} words per batch, "
+        f"device {env['device']}, {env['threads']} threads; {means}"
     )
     base = next(c for c in costs if c.system == BASELINE)
     result = {
         "treebank": args.treebank,
         "files": {split: str(path) for split, path in files.items()},
         "model": args.model,
+        "batch_tokens": batch,
         "epochs": args.epochs,
         "max_train_sentences": args.max_train_sentences,
         "max_dev_sentences": args.max_dev_sentences,

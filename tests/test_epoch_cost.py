@@ -32,3 +32,20 @@ def test_epoch_cost_reports_train_and_dev_seconds_per_system(tmp_path: Path, cap
             assert cost["epoch_ratio_to_arc_eager"] == 1.0
     table = capsys.readouterr().out
     assert "dev/AE" in table and "three_step" in table
+
+
+def test_epoch_cost_trains_with_the_batch_size_asked_for(tmp_path: Path) -> None:
+    treebank = tmp_path / "UD_Tiny-Test"
+    treebank.mkdir()
+    write_corpus(treebank / "train.conllu", make_corpus(12, seed=1, max_words=8))
+    write_corpus(treebank / "dev.conllu", make_corpus(6, seed=2, max_words=8))
+    argv = ["--treebank", "UD_Tiny-Test", "--data-root", str(tmp_path), "--systems", "arc_eager"]
+    argv += ["--epochs", "1", "--model", "small"]
+    updates = {}
+    for batch in (8, 1000):
+        out = tmp_path / f"cost{batch}.json"
+        assert epoch_cost.main([*argv, "--batch-tokens", str(batch), "--out", str(out)]) == 0
+        result = json.loads(out.read_text())
+        assert result["batch_tokens"] == batch
+        (updates[batch],) = result["systems"]["arc_eager"]["updates"]
+    assert updates[1000] == 1 < updates[8]  # 12 sentences of at most 8 words
