@@ -22,7 +22,9 @@ Test is parsed **untagged** (UPOS, XPOS and FEATS blanked) for a model with tagg
 as users' text comes, and as distributed for ``gold_tags``.  Runs are independent
 subprocesses, ``--jobs`` at a time, longest first (English-EWT, then by treebank size;
 two_registers first within a treebank); a run whose ``scores.json`` exists is skipped, so an
-interrupted study resumes where it stopped.
+interrupted study resumes where it stopped: a run whose training ended (the ``"stopped"``
+line of ``metrics.jsonl``) is only parsed, and one cut off while training goes on from its
+``last.pt`` (``trainer.resume``).
 
 ``--deadline-minutes`` bounds the whole study: a run starting late gets only the training time
 left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``.
@@ -79,7 +81,9 @@ class Run:
         return (system if self.model == "default" else system / self.model) / f"seed{self.seed}"
 
 
-def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[str]:
+def train_command(
+    run: Run, args: argparse.Namespace, minutes: float, resume: Path | None = None
+) -> list[str]:
     overrides = [
         f"data={run.data}",
         f"system={run.system}",
@@ -89,6 +93,8 @@ def train_command(run: Run, args: argparse.Namespace, minutes: float) -> list[st
     ]
     if args.max_epochs is not None:
         overrides.append(f"trainer.max_epochs={args.max_epochs}")
+    if resume is not None:
+        overrides.append(f"trainer.resume={resume}")
     quick = [  # the study's model, shrunk
         "model.word_dim=32",
         "model.char_out=32",
@@ -161,6 +167,21 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     return summary
 
 
+def training_finished(run_dir: Path) -> bool:
+    """Whether ``train.py`` ended the run in ``run_dir``: its ``metrics.jsonl`` says why it
+    stopped (a run cut off has no such line, and perhaps a line cut short)."""
+    metrics = run_dir / "metrics.jsonl"
+    if not metrics.is_file():
+        return False
+    for line in metrics.read_text(encoding="utf-8").splitlines():
+        try:
+            if "stopped" in json.loads(line):
+                return True
+        except json.JSONDecodeError:
+            continue
+    return False
+
+
 def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
     run_dir = run.directory(args.out)
     if (run_dir / "scores.json").is_file():
@@ -170,13 +191,14 @@ def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
         return f"{run_dir}: not started (deadline)"
     run_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    with open(run_dir / "study.log", "w") as log:
+    with open(run_dir / "study.log", "a") as log:  # an interrupted run's log is kept
         start = time.time()
-        trained = subprocess.run(
-            train_command(run, args, minutes), stdout=log, stderr=subprocess.STDOUT, env=env
-        )
-        if trained.returncode != 0:
-            return f"{run_dir}: train.py failed ({trained.returncode}), see study.log"
+        if not training_finished(run_dir):
+            last = run_dir / "last.pt"
+            command = train_command(run, args, minutes, last if last.is_file() else None)
+            trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+            if trained.returncode != 0:
+                return f"{run_dir}: train.py failed ({trained.returncode}), see study.log"
         parsed = subprocess.run(
             step_command("experiments.accuracy_study", "--parse", run_dir, args),
             stdout=log,

@@ -382,6 +382,20 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
                 assert len(heads) == len(sentence.heads)
     # A finished run is not redone.
     assert accuracy_study.main(argv) == 0
+    # A run whose training ended is only parsed again; one cut off resumes from last.pt.
+    run = out / "en_ewt" / "arc_eager" / "seed1"
+    metrics = (run / "metrics.jsonl").read_text(encoding="utf-8")
+    (run / "scores.json").unlink()
+    assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
+    assert (run / "scores.json").is_file()
+    assert (run / "metrics.jsonl").read_text(encoding="utf-8") == metrics
+    cut = [line for line in metrics.splitlines(keepends=True) if '"stopped"' not in line]
+    (run / "metrics.jsonl").write_text("".join(cut) + '{"epoch": 2, "los', encoding="utf-8")
+    (run / "scores.json").unlink()
+    assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
+    log = (run / "study.log").read_text(encoding="utf-8")
+    assert "resuming from" in log and str(run / "last.pt") in log
+    assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
     # The gold-tag model beside it reads the test file's tags.
     gold_tags = [*argv, "--models", "gold_tags", "--systems", "arc_eager"]
     assert accuracy_study.main(gold_tags) == 0
