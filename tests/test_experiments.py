@@ -426,3 +426,35 @@ def test_headline_scores_untagged_and_tagged_input_and_times_parsing(tmp_path: P
         assert 0 <= row[setting]["las"] <= row[setting]["uas"] <= 100
         assert row[setting]["upos"] is not None  # the model's own tags
     assert row["untagged"]["las"] == row["tagged"]["las"]  # the joint model never reads tags
+
+
+def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, capsys) -> None:
+    from experiments import convergence
+
+    def run(path: Path, las: list[float], stopped: dict | None, cut: bool = False) -> None:
+        path.mkdir(parents=True)
+        lines = [json.dumps({"epoch": k + 1, "dev": {"las": v}}) for k, v in enumerate(las)]
+        lines += [json.dumps({"split": "test", "epoch": 2, "las": 1.0})]
+        lines += [json.dumps(stopped)] if stopped else []
+        text = "\n".join(lines) + ("\n" + '{"epoch": 9, "dev' if cut else "\n")
+        (path / "metrics.jsonl").write_text(text, encoding="utf-8")
+
+    patience = {"stopped": "patience: no better dev LAS for 2 epochs", "best_epoch": 2}
+    run(tmp_path / "hu" / "swap" / "seed1", [50.0, 60.0, 59.0, 58.0], patience)
+    run(tmp_path / "hu" / "swap" / "gold_tags" / "seed1", [70.0, 71.0], {
+        "stopped": "max_epochs (2) reached", "best_epoch": 2,
+    })  # fmt: skip
+    run(tmp_path / "el" / "arc_eager" / "seed2", [40.0], None, cut=True)
+    curves = {(c.data, c.system, c.model): c for c in convergence.read_curves(tmp_path)}
+    swap = curves[("hu", "swap", "default")]
+    assert (swap.las, swap.best_epoch, swap.converged) == ([50.0, 60.0, 59.0, 58.0], 2, True)
+    assert not curves[("hu", "swap", "gold_tags")].converged  # its best epoch was its last
+    training = curves[("el", "arc_eager", "default")]
+    assert (training.las, training.stopped, training.seed) == ([40.0], None, "2")
+    png = tmp_path / "curves.png"
+    assert convergence.main(["--runs", str(tmp_path), "--out", str(png)]) == 0
+    assert png.read_bytes().startswith(PNG_SIGNATURE)
+    out = capsys.readouterr().out
+    assert "1 of 2 finished runs stopped by patience after their best epoch" in out
+    assert "| el | arc_eager | default | 2 | 1 | – | 40.00 | still training |" in out
+    assert convergence.main(["--runs", str(tmp_path / "none"), "--out", str(png)]) == 1

@@ -1,0 +1,147 @@
+"""Did the study's runs converge?  Dev LAS per epoch of every run, with its best epoch, drawn
+one panel per treebank, and a table of how each run ended.
+
+    python -m experiments.convergence [--runs outputs/study] [--out docs/convergence.png]
+
+Reads every ``metrics.jsonl`` under ``--runs`` laid out as :mod:`experiments.accuracy_study`
+writes them (``<data>/<system>/seed<k>/``, or ``<data>/<system>/<model>/seed<k>/``): the
+epoch lines (dev LAS by the CoNLL 2018 definition) and the ``"stopped"`` line (why training
+ended and at which epoch the best checkpoint was).  A run stopped by patience whose best epoch
+came before its last has converged in the trainer's sense; the table says for each run
+whether it did, and the figure shows how flat each curve was when it stopped.  Runs still
+training have no ``"stopped"`` line and are drawn as far as they got.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+import matplotlib.pyplot as plt
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Curve:
+    """One run's dev LAS per epoch and how it ended."""
+
+    data: str
+    system: str
+    model: str
+    seed: str
+    las: list[float] = field(default_factory=list)
+    best_epoch: int | None = None
+    stopped: str | None = None
+    """The trainer's reason (``patience: ...``, ``max_epochs (...) reached``, ...); None while
+    the run is still training or was cut off."""
+
+    @property
+    def converged(self) -> bool:
+        """Stopped by patience, its best epoch before its last."""
+        return (self.stopped or "").startswith("patience") and (self.best_epoch or 0) < len(
+            self.las
+        )
+
+
+def read_curve(metrics: Path, runs: Path) -> Curve:
+    parts = metrics.parent.relative_to(runs).parts  # data/system[/model]/seedK
+    model = parts[2] if len(parts) == 4 else "default"
+    curve = Curve(parts[0], parts[1], model, parts[-1].removeprefix("seed"))
+    for line in metrics.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by an interrupted run
+            continue
+        if "epoch" in record and "dev" in record and "split" not in record:
+            curve.las.append(record["dev"]["las"])
+        elif "stopped" in record:
+            curve.stopped, curve.best_epoch = record["stopped"], record.get("best_epoch")
+    return curve
+
+
+def read_curves(runs: Path) -> list[Curve]:
+    found = [*runs.glob("*/*/seed*/metrics.jsonl"), *runs.glob("*/*/*/seed*/metrics.jsonl")]
+    return [read_curve(path, runs) for path in sorted(found)]
+
+
+def table_markdown(curves: Sequence[Curve]) -> str:
+    lines = [
+        "| data | system | model | seed | epochs | best epoch | best dev LAS | stopped by |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for c in curves:
+        best = max(c.las) if c.las else None
+        lines.append(
+            f"| {c.data} | {c.system} | {c.model} | {c.seed} | {len(c.las)} "
+            f"| {'–' if c.best_epoch is None else c.best_epoch} "
+            f"| {'–' if best is None else f'{best:.2f}'} | {c.stopped or 'still training'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(curves: Sequence[Curve], path: Path) -> None:
+    """One panel per treebank (data key): dev LAS per epoch, a line per run (one colour per
+    system, dashed for a model other than the default), a dot at each best epoch."""
+    datas = sorted({c.data for c in curves})
+    systems = sorted({c.system for c in curves})
+    colours = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(systems)}
+    columns = min(3, len(datas))
+    rows = -(-len(datas) // columns)
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(6 * columns, 4 * rows), squeeze=False, sharey=False
+    )
+    for axis, data in zip(axes.flat, datas, strict=False):
+        for c in (c for c in curves if c.data == data):
+            epochs = range(1, len(c.las) + 1)
+            style = "-" if c.model == "default" else "--"
+            axis.plot(epochs, c.las, style, color=colours[c.system], linewidth=0.9)
+            if c.best_epoch and c.best_epoch <= len(c.las):
+                axis.plot(c.best_epoch, c.las[c.best_epoch - 1], "o", color=colours[c.system])
+        tops = [max(c.las) for c in curves if c.data == data and c.las]
+        if tops:
+            axis.set_ylim(min(tops) - 12, max(tops) + 2)  # the approach, not the first epochs
+        axis.set_title(data)
+        axis.set_xlabel("epoch")
+        axis.set_ylabel("dev LAS (CoNLL 2018)")
+        axis.grid(linewidth=0.3)
+    for axis in list(axes.flat)[len(datas) :]:
+        axis.axis("off")
+    handles = [plt.Line2D([], [], color=colours[s], label=s) for s in systems]
+    if any(c.model != "default" for c in curves):
+        handles.append(plt.Line2D([], [], color="gray", linestyle="--", label="gold_tags model"))
+    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=8)
+    figure.suptitle("Dev LAS per epoch; dots: the best epoch, kept as the checkpoint")
+    figure.tight_layout(rect=(0, 0.07, 1, 0.96))
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=Path, default=ROOT / "outputs" / "study")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "convergence.png")
+    args = parser.parse_args(argv)
+    curves = read_curves(args.runs)
+    if not curves:
+        print(f"error: no */*/seed*/metrics.jsonl under {args.runs}", file=sys.stderr)
+        return 1
+    print(table_markdown(curves))
+    done = [c for c in curves if c.stopped]
+    converged = sum(c.converged for c in done)
+    print(f"{converged} of {len(done)} finished runs stopped by patience after their best epoch")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    plot(curves, args.out)
+    print(f"saved {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
