@@ -15,6 +15,7 @@ from benchmarks import (
     identical_outputs,
     io_steps,
     length_scaling,
+    step_operators,
     throughput,
     transition_cost,
 )
@@ -213,3 +214,16 @@ def test_io_steps_round_trips_a_file_byte_for_byte(treebank: Path, capsys) -> No
     io_steps.main([str(treebank / "test.conllu")])
     out = capsys.readouterr().out
     assert "neuralparse.io: 12 sentences" in out and "byte-identical True" in out
+
+
+def test_step_operators_counts_each_part_of_a_greedy_step(capsys) -> None:
+    # A graph-safe system runs the same operators at every step, whatever the configuration:
+    # the mean over different walks is the same.
+    for name in ("arc_eager", "three_step"):
+        first = step_operators.step_operators(name, sentences=4, max_length=8, seed=0)
+        second = step_operators.step_operators(name, sentences=6, max_length=12, seed=1)
+        assert first == second and all(first[part] > 0 for part in step_operators.PARTS)
+    assert step_operators.main(["--systems", "swap"]) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[1].startswith("arc_eager") and "1.00" in table  # the baseline
+    assert "swap" in table
