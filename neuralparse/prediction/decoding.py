@@ -34,6 +34,7 @@ from neuralparse.pipeline import Predictions
 from neuralparse.prediction.options import PredictionReport, PredictOptions
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
+from neuralparse.runtime.devices import batch_to_device, to_device
 from neuralparse.search.beam import beam_decode
 from neuralparse.search.graphs import GraphCache, supports_graphs
 from neuralparse.search.greedy import greedy_decode
@@ -120,14 +121,9 @@ def decode_chunk(
         # indexing would wait for the device to learn the result's size.
         inside = torch.arange(int(lengths.max()))[None, :] < lengths[:, None]
         rows, offsets = inside.nonzero(as_tuple=True)
-        positions = _on_device(corpus.starts[ids][rows] + offsets, device)
-        rows, offsets = _on_device(rows, device), _on_device(offsets, device)
-        batch = ModelInput(
-            **{
-                name: None if value is None else _on_device(value, device)
-                for name, value in vars(corpus.batch(ids)).items()
-            }
-        )
+        positions = to_device(corpus.starts[ids][rows] + offsets, device)
+        rows, offsets = to_device(rows, device), to_device(offsets, device)
+        batch = batch_to_device(corpus.batch(ids), device)
         found_heads, found_labels, found_tags = decode(parser, batch, options, graphs)
         heads[positions] = found_heads[rows, offsets + 1]  # column 0 is the root
         labels[positions] = found_labels[rows, offsets + 1]
@@ -136,14 +132,6 @@ def decode_chunk(
         if on_batch is not None:
             on_batch(len(ids), int(lengths.sum()))
     return Predictions(heads.cpu(), labels.cpu(), {c: t.cpu() for c, t in tags.items()})
-
-
-def _on_device(tensor: Tensor, device: torch.device) -> Tensor:
-    """``tensor`` on ``device``; to CUDA from pinned memory, a copy that does not wait for the
-    work queued before it (one from pageable memory waits for the device to be idle)."""
-    if device.type == "cuda":
-        return tensor.pin_memory().to(device, non_blocking=True)
-    return tensor.to(device)
 
 
 _TAG_COLUMN_NAMES = {"upos": "UPOS", "xpos": "XPOS", "feats": "FEATS"}

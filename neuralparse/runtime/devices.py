@@ -1,4 +1,5 @@
-"""Device names and thread counts as users write them, checked and made into torch settings.
+"""Device names and thread counts as users write them, checked and made into torch settings;
+and moving batches to a device without making the host wait.
 
 Both are user input: a device that does not exist here (``tpu``, ``cuda:7`` on a machine with
 one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
@@ -7,9 +8,12 @@ one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
 
 from __future__ import annotations
 
+import dataclasses
 import platform
+from typing import TypeVar
 
 import torch
+from torch import Tensor
 
 from neuralparse.errors import InputError
 
@@ -36,6 +40,26 @@ def resolve_device(name: str | torch.device, setting: str = "device") -> torch.d
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise InputError(f"{setting}={name} but MPS is not available")
     return device
+
+
+def to_device(tensor: Tensor, device: torch.device) -> Tensor:
+    """``tensor`` on ``device``; to CUDA from pinned memory, a copy that does not wait for the
+    work queued before it (one from pageable memory waits for the device to be idle)."""
+    if device.type == "cuda":
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
+
+
+Batch = TypeVar("Batch")
+
+
+def batch_to_device(batch: Batch, device: torch.device) -> Batch:
+    """A dataclass of tensors (or ``None``) with every tensor :func:`to_device`."""
+    moved = {}
+    for field in dataclasses.fields(batch):  # type: ignore[arg-type]
+        value = getattr(batch, field.name)
+        moved[field.name] = None if value is None else to_device(value, device)
+    return dataclasses.replace(batch, **moved)  # type: ignore[type-var]
 
 
 def set_threads(threads: int | None, setting: str = "threads") -> None:

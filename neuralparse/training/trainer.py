@@ -56,7 +56,7 @@ from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
-from neuralparse.runtime.devices import resolve_device, set_threads
+from neuralparse.runtime.devices import batch_to_device, resolve_device, set_threads
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
@@ -98,6 +98,9 @@ log = logging.getLogger("neuralparse.train")
 CHECKPOINT_NAME = "checkpoint.pt"
 LAST_NAME = "last.pt"
 METRICS_NAME = "metrics.jsonl"
+PROGRESS_STEPS = 20
+"""Steps between the progress bar's updates of the mean loss (each one reads it from the
+device)."""
 DEV_KEYS = (
     "uas",
     "las",
@@ -182,13 +185,17 @@ def loss_on_batch(
     """Mean cross-entropy over the legal actions of every oracle configuration of the
     sentences ``ids``, in one tensor batch, plus the weighted tagging losses; also returns the
     number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
-    data-parallel training."""
-    inputs = corpus.batch(ids).to(device)
-    batch = examples.gather(ids).to(device)
+    data-parallel training.  Nothing here waits for the device (the words are counted on the
+    host, the batch is copied from pinned memory), so on a GPU the host prepares the next
+    steps while this one runs."""
+    inputs = corpus.batch(ids)
+    words = int(inputs.lengths.sum())
+    inputs = batch_to_device(inputs, device)
+    batch = batch_to_device(examples.gather(ids), device)
     scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
     loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
     weights = getattr(model, "module", model).tag_loss_weights
-    return loss + tag_loss(tag_scores, inputs, weights), int(inputs.lengths.sum())
+    return loss + tag_loss(tag_scores, inputs, weights), words
 
 
 def _seeded(seed: int, epoch: int) -> torch.Generator:
@@ -219,7 +226,10 @@ def run_epoch(
 ) -> tuple[float, int, int]:
     """One pass over ``batches``; returns (summed loss x words, words, steps) of this rank."""
     model.train()
-    total_loss, total_words, steps = 0.0, 0, 0
+    # The loss is summed on the device and read once an epoch (and by the progress bar every
+    # PROGRESS_STEPS steps): reading it every step would make the host wait for the device.
+    total_loss = torch.zeros((), device=device)
+    total_words, steps = 0, 0
     bar = tqdm(batches, desc=description, disable=not progress_bar, unit="batch", leave=False)
     start = time.perf_counter()
     for ids in bar:
@@ -228,12 +238,14 @@ def run_epoch(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
-        total_loss += loss.item() * words
+        total_loss += loss.detach() * words
         total_words += words
         steps += 1
-        speed = total_words / max(time.perf_counter() - start, 1e-9)
-        bar.set_postfix(loss=f"{total_loss / total_words:.4f}", words_s=f"{speed:.0f}")
-    return total_loss, total_words, steps
+        if progress_bar and steps % PROGRESS_STEPS == 0:
+            speed = total_words / max(time.perf_counter() - start, 1e-9)
+            mean = float(total_loss) / total_words
+            bar.set_postfix(loss=f"{mean:.4f}", words_s=f"{speed:.0f}")
+    return float(total_loss), total_words, steps
 
 
 def dev_decoder(
