@@ -117,9 +117,11 @@ def plot(curves: Sequence[Curve], path: Path) -> None:
     handles = [plt.Line2D([], [], color=colours[s], label=s) for s in systems]
     if any(c.model != "default" for c in curves):
         handles.append(plt.Line2D([], [], color="gray", linestyle="--", label="gold_tags model"))
-    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=8)
+    per_row = min(len(handles), 2 + 2 * columns)
+    legend_rows = -(-len(handles) // per_row)
+    figure.legend(handles=handles, loc="lower center", ncol=per_row, fontsize=8)
     figure.suptitle("Dev LAS per epoch; dots: the best epoch, kept as the checkpoint")
-    figure.tight_layout(rect=(0, 0.07, 1, 0.96))
+    figure.tight_layout(rect=(0, 0.045 * legend_rows / rows + 0.01, 1, 0.96))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
