@@ -172,7 +172,7 @@ def timed_parse(
     as ``predict_file`` does, so that both make the same batches."""
     synchronize(device)
     start = time.perf_counter()
-    for chunk in chunks(sentences, options.chunk_size):
+    for chunk in chunks(sentences, options.chunk_sizes(device)):
         parse_sentences(parser, chunk, options, device=device)
     synchronize(device)
     return time.perf_counter() - start
