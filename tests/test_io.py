@@ -25,8 +25,9 @@ from neuralparse.io import (
     to_pyconll,
     write_conllu,
 )
+from neuralparse.io.conllu import _Block, _parse_block
 from neuralparse.io.sources import decoded_lines
-from neuralparse.io.text import explain_format
+from neuralparse.io.text import _conllu_lines, _text_sentence, explain_format
 from tests.trees_strategies import trees
 
 
@@ -620,6 +621,27 @@ def test_read_text_makes_unparsed_sentences_that_write_valid_conllu(tmp_path: Pa
     (reread,) = parse_conllu_text(parsed.to_conllu())
     assert reread.heads == [3, 3, 0] and reread.forms == ["It", "#", "ran"]
     assert read_text(["\ufeffa b", "c"])[0].forms == ["a", "b"]
+
+
+@given(
+    st.lists(
+        st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6).filter(
+            lambda token: token.split() == [token]
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(1, 1000),
+    st.integers(1, 50),
+)
+def test_text_sentences_are_the_ones_the_conllu_reader_makes_of_their_block(
+    tokens: list[str], line: int, ordinal: int
+) -> None:
+    """Plain text builds its sentences directly; reading their CoNLL-U block gives the same."""
+    lines = _conllu_lines(tokens)
+    block = _Block(line, lines, ordinal, start=0, end=len(lines) - 1)
+    read = _parse_block(block, "in.txt", check_tree=False)
+    assert _text_sentence(tokens, "in.txt", line, ordinal) == read
 
 
 def test_read_text_refuses_empty_input() -> None:
