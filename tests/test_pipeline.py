@@ -311,6 +311,12 @@ def running(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
+def _default_signal_state() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_leaves_no_worker_and_no_output(
@@ -329,7 +335,11 @@ def test_a_signal_leaves_no_worker_and_no_output(
     command = [sys.executable, str(REPO / "predict.py"), f"checkpoint={checkpoint}",
                f"input={source}", f"output={out}", "device=cpu", "workers=2", "chunk_size=50",
                "progress=false", "threads=1"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE)
+    # As from a terminal: Ctrl-C delivered and handled, whatever signal state the test
+    # process has gathered (an ignored or blocked SIGINT is inherited by a child process).
+    process = subprocess.Popen(
+        command, cwd=REPO, stderr=subprocess.PIPE, preexec_fn=_default_signal_state
+    )
     try:
         deadline = time.monotonic() + 60
         while len(workers := children(process.pid)) < 2 and time.monotonic() < deadline:
