@@ -21,6 +21,7 @@ from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import TokenTable, mask_illegal
 from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.devices import batch_to_device
 from neuralparse.systems import State, TransitionSystem
 
 TERMINAL_CHECK_EVERY = 16
@@ -158,7 +159,7 @@ def parse_corpus_with_tags(
     results: list[CorpusParse | None] = [None] * len(corpus)
     try:
         for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
-            batch = corpus.batch(ids).to(device)
+            batch = batch_to_device(corpus.batch(ids), device)
             table, tag_scores = model.encode_and_tag(batch)
             heads, labels = decode(batch, table)
             heads, labels = heads.cpu().tolist(), labels.cpu().tolist()

@@ -56,11 +56,6 @@ class Configurations:
     summary: Tensor | None = None
     """``[S, E]`` float summary features (three-step's valency summary), if any."""
 
-    def to(self, device: torch.device) -> Configurations:
-        return Configurations(
-            **{k: (v.to(device) if v is not None else None) for k, v in vars(self).items()}
-        )
-
 
 @dataclass
 class OracleExamples:
