@@ -208,6 +208,11 @@ def test_identical_outputs_records_then_checks(tmp_path: Path, capsys) -> None:
     assert identical_outputs.main([*argv, "--check", str(record)]) == 1
     out = capsys.readouterr().out
     assert "1 of 4 outputs differ" in out and "swap/UD_English-EWT/beam" in out
+    # A subset of the systems is checked against the record's outputs of that subset only.
+    subset = [*argv[:2], "--systems", "arc_eager", *argv[5:]]
+    assert identical_outputs.main([*subset, "--check", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "all 2 outputs identical" in out and "settings differ" not in out
 
 
 def test_io_steps_round_trips_a_file_byte_for_byte(treebank: Path, capsys) -> None:

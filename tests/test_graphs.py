@@ -163,7 +163,7 @@ def test_fixed_length_beam_never_synchronises(system_name: str) -> None:
     batch = encoded.batch(torch.arange(6))
     table = model.encode(batch)
     with RefuseSynchronisation():
-        fixed_length_beam(model, system, table, batch.lengths, 3)
+        fixed_length_beam(model, system.for_graphs(), table, batch.lengths, 3)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3, 8])

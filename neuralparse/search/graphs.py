@@ -138,14 +138,14 @@ class GraphedSearch:
     def __init__(
         self, model: ParserModel, system: TransitionSystem, beam_size: int | None = None
     ) -> None:
-        recorded = system if beam_size is not None else system.for_graphs()
+        recorded = system.for_graphs()
         if recorded is None or (beam_size is not None and not system.graph_safe):
             search = "greedy decoding" if beam_size is None else "beam search"
             raise ValueError(f"{system.name}: {search} cannot be replayed from a CUDA graph")
         self.model = model
         self.system = system
         self.recorded = recorded
-        """The system the graphs run (``system.for_graphs()`` for greedy decoding)."""
+        """The system the graphs run: ``system.for_graphs()``."""
         self.beam_size = beam_size
         self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
         self.storage: Tensor | None = None

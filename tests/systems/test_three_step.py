@@ -369,6 +369,37 @@ def test_engine_random_walks_agree_with_the_reference(lengths, seed) -> None:
             tree, reheaded = config.tree(), config.reheaded[1:]
 
 
+@given(
+    st.lists(st.integers(0, 10), min_size=1, max_size=6),
+    st.integers(0, 2**31 - 1),
+    st.booleans(),
+)
+def test_skipping_idle_phases_changes_nothing(lengths, seed, equal) -> None:
+    """On the CPU a step skips the operations of a phase no configuration is in; the
+    variant that CUDA graphs record never does.  Both see the same features, summary and
+    legal actions at every step of a random walk, and build the same trees; equal lengths
+    keep a batch in one phase for most steps, mixed ones in both."""
+    lengths = [lengths[0]] * len(lengths) if equal else lengths
+    skipping = ThreeStep(["a", "b", "root"])
+    every_step = skipping.for_graphs()
+    assert skipping.skips_idle_phases and not every_step.skips_idle_phases
+    generator = torch.Generator().manual_seed(seed)
+    state, twin = skipping.initial(lengths), every_step.initial(lengths)
+    for _ in range(skipping.max_transitions(max(lengths))):
+        legal = skipping.legal(state)
+        assert torch.equal(legal, every_step.legal(twin))
+        assert torch.equal(skipping.features(state), every_step.features(twin))
+        assert torch.equal(skipping.summary_features(state), every_step.summary_features(twin))
+        actions = random_actions(legal, generator)
+        skipping.apply(state, actions)
+        every_step.apply(twin, actions)
+        assert torch.equal(state.scalars["step"], twin.scalars["step"])
+    assert bool(skipping.terminal(state).all())
+    heads, labels = skipping.heads_and_labels(state)
+    twin_heads, twin_labels = every_step.heads_and_labels(twin)
+    assert torch.equal(heads, twin_heads) and torch.equal(labels, twin_labels)
+
+
 @given(st.lists(labelled_trees(max_words=10), min_size=1, max_size=8))
 def test_engine_oracle_batched_matches_the_reference(batch) -> None:
     system = ThreeStep(["a", "b", "root"])

@@ -42,7 +42,10 @@ exceptions to the engine's O(1)-per-configuration rule:
   still close cycles that such static checks miss.
 
 Every step is a fixed sequence of tensor operations whose shapes depend on the batch and its
-padded width only, so greedy decoding may be recorded as a CUDA graph (``graph_safe``).
+padded width only, so greedy decoding and beam search may be recorded as CUDA graphs
+(``graph_safe``).  Only on the CPU, where reading a value costs nothing, does a step first
+ask which phases (step 1, the passes) hold configurations and skip the operations of an
+empty one (:meth:`ThreeStep._busy`; the :meth:`ThreeStep.for_graphs` variant never does).
 
 Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper's first
 buffer word ``w_i``), ``focus_head`` (its current head ``w_j``: the projective one, except in
@@ -54,6 +57,7 @@ of each label in θ, which the model reads as the system's summary features
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from types import MappingProxyType
 
@@ -133,6 +137,9 @@ class ThreeStep(TransitionSystem):
         self.step1 = ArcEager(labels, root_label=root_label)
         self.width = max(1, len(self.labels))  # valency names (one when unlabeled)
         self.summary_size = self.width
+        self.skips_idle_phases = True
+        """Whether a step on the CPU skips the operations of a phase no configuration is in
+        (:meth:`_busy`); False in the :meth:`for_graphs` variant."""
 
     def action_steps(self) -> list[int]:
         """The step (1, 2 or 3) each action belongs to, e.g. for one classifier per step as
@@ -187,6 +194,28 @@ class ThreeStep(TransitionSystem):
     def terminal(self, state: State) -> Tensor:
         return state.scalars["step"] == DONE
 
+    def _busy(self, state: State) -> tuple[bool, bool]:
+        """Whether some configuration is in step 1, and whether some is in a valency pass.
+
+        Every operation of a phase is masked to the configurations in it, so skipping those of
+        a phase that no configuration is in changes nothing.  On the CPU the read costs next to
+        nothing and saves a fifth of the operations of parsing a treebank (most steps of a
+        batch of similar lengths find it all in step 1 or all in the passes).  Elsewhere, and
+        in the :meth:`for_graphs` variant, both phases count as busy: the read would make the
+        host wait for the device, and a CUDA graph records one program for every step."""
+        if not self.skips_idle_phases or state.device.type != "cpu":
+            return True, True
+        count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
+        return count[STEP1] > 0, count[STEP2] + count[STEP3] > 0
+
+    def for_graphs(self) -> ThreeStep:
+        """The variant that CUDA graphs record (greedy and beam): it never reads the phases
+        on the host (:meth:`_busy`), so its steps are the same operations whatever the
+        device; its transitions and masks are this system's."""
+        variant = copy.copy(self)
+        variant.skips_idle_phases = False
+        return variant
+
     # -- reading the valency passes ---------------------------------------------------------
     def _pass_view(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         """``(rows, pass index 0/1, focus clamped to a valid column, valency tops [B, L],
@@ -201,6 +230,10 @@ class ThreeStep(TransitionSystem):
 
     def valency_features(self, state: State) -> Tensor:
         """``[B, L]`` whether θ holds an unconsumed valency of each label (Table 6)."""
+        if not self._busy(state)[1]:
+            return torch.zeros(
+                (state.batch_size, self.width), dtype=torch.bool, device=state.device
+            )
         _, _, _, tops, passing = self._pass_view(state)
         return (tops >= 0) & passing[:, None]
 
@@ -211,10 +244,22 @@ class ThreeStep(TransitionSystem):
     # -- legality ---------------------------------------------------------------------------
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         s = state.scalars
+        in_step1, in_passes = self._busy(state)
+        if in_step1:
+            ae_legal, ae_root = self.step1.transition_legal(state)
+            ae_legal = ae_legal & (s["step"] == STEP1)[:, None]
+        else:
+            ae_legal = ae_root = torch.zeros(
+                (state.batch_size, ARC_EAGER_TRANSITIONS), dtype=torch.bool, device=state.device
+            )
+        no = torch.zeros(
+            (state.batch_size, len(self.transitions) - ARC_EAGER_TRANSITIONS),
+            dtype=torch.bool,
+            device=state.device,
+        )
+        if not in_passes:
+            return torch.cat([ae_legal, no], 1), torch.cat([ae_root, no], 1)
         rows, pass_index, focus, tops, passing = self._pass_view(state)
-        in_step1 = s["step"] == STEP1
-        ae_legal, ae_root = self.step1.transition_legal(state)
-        ae_legal = ae_legal & in_step1[:, None]
         has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
         put = passing & ~has_valency & (state.tables["reheaded"][rows, focus] == 0)
         # Per-label Dist legality is applied in `legal`; here: some label may pair.
@@ -229,7 +274,6 @@ class ThreeStep(TransitionSystem):
             ],
             1,
         )
-        no = torch.zeros_like(legal[:, ARC_EAGER_TRANSITIONS:])
         return legal, torch.cat([ae_root, no], 1)
 
     def dist_legal(self, state: State) -> Tensor:
@@ -242,6 +286,8 @@ class ThreeStep(TransitionSystem):
 
     def legal(self, state: State) -> Tensor:
         mask = super().legal(state)
+        if not self._busy(state)[1]:
+            return mask
         _, _, table, _ = self.action_tensors(state.device)
         dist_ok = self.dist_legal(state)
         columns = table[:, : self.width]
@@ -255,8 +301,23 @@ class ThreeStep(TransitionSystem):
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
     ) -> None:
         s = state.scalars
-        in_step1 = active & (s["step"] == STEP1)
-        self._apply_step1(state, in_step1, transitions.clamp(max=ARC_EAGER_TRANSITIONS - 1), labels)
+        in_step1, in_passes = self._busy(state)
+        if in_step1:
+            self._apply_step1(
+                state,
+                active & (s["step"] == STEP1),
+                transitions.clamp(max=ARC_EAGER_TRANSITIONS - 1),
+                labels,
+            )
+        if in_passes:
+            self._apply_passes(state, active, transitions, labels)
+        self._advance(state)
+
+    def _apply_passes(
+        self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
+    ) -> None:
+        """The transitions of steps 2-3 (Tables 3-4) where ``active``."""
+        s = state.scalars
         rows, pass_index, focus, tops, _ = self._pass_view(state)
         label = labels.clamp(min=0)  # the single valency name when unlabeled
         shift = active & ((transitions == LSHIFT) | (transitions == RSHIFT))
@@ -284,7 +345,6 @@ class ThreeStep(TransitionSystem):
         reheaded[rows, dependent] = torch.where(dist, 1, reheaded[rows, dependent])
         direction = torch.where(s["step"] == STEP2, 1, -1)
         s["focus"] = torch.where(shift, s["focus"] + direction, s["focus"])
-        self._advance(state)
 
     def _apply_step1(
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
@@ -304,10 +364,19 @@ class ThreeStep(TransitionSystem):
 
     # -- features ---------------------------------------------------------------------------
     def features(self, state: State) -> Tensor:
+        in_step1, in_passes = self._busy(state)
+        none = torch.full((state.batch_size, 4), -1, device=state.device)
+        if in_step1:
+            step1 = torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1)], 1)
+            step1 = torch.where((state.scalars["step"] == STEP1)[:, None], step1, none)
+        else:
+            step1 = none
+        passes = self._pass_features(state) if in_passes else none[:, :3]
+        return torch.cat([step1, passes], 1)
+
+    def _pass_features(self, state: State) -> Tensor:
+        """``[B, 3]`` the features of steps 2-3: ``focus``, ``focus_head``, ``theta0``."""
         rows, _, focus, tops, passing = self._pass_view(state)
-        in_step1 = (state.scalars["step"] == STEP1)[:, None]
-        step1 = torch.cat([state.stack_tokens("stack", 3), state.buffer_tokens(1)], 1)
-        step1 = torch.where(in_step1, step1, -1)
         focus_head = state.tables["heads"][rows, focus]
         # The most recent valency: the nearest to the focus in visiting order.
         left_to_right = state.scalars["step"] == STEP2
@@ -318,8 +387,7 @@ class ThreeStep(TransitionSystem):
         )
         latest = torch.where((tops >= 0).any(1), latest, -1)
         passes = torch.stack([focus, focus_head, latest], 1)
-        passes = torch.where(passing[:, None], passes, -1)
-        return torch.cat([step1, passes], 1)
+        return torch.where(passing[:, None], passes, -1)
 
     # -- oracle -----------------------------------------------------------------------------
     def gold(self, trees: Sequence[tuple[Sequence[int], Sequence[str] | None]], device) -> Gold:
