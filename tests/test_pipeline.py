@@ -336,7 +336,9 @@ def test_a_signal_leaves_no_worker_and_no_output(
                f"input={source}", f"output={out}", "device=cpu", "workers=2", "chunk_size=50",
                "progress=false", "threads=1"]  # fmt: skip
     # As from a terminal: Ctrl-C delivered and handled, whatever signal state the test
-    # process has gathered (an ignored or blocked SIGINT is inherited by a child process).
+    # process inherited.  A command that a non-interactive shell starts in the background
+    # (`cmd &`, as CI runners may start the suite) has SIGINT ignored, every process below
+    # it inherits that, and Python then installs no KeyboardInterrupt handler.
     process = subprocess.Popen(
         command, cwd=REPO, stderr=subprocess.PIPE, preexec_fn=_default_signal_state
     )
