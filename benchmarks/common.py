@@ -167,9 +167,9 @@ def untrained_parser(
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
 
 
-def untrained_checkpoint(vocab_source: Path, path: Path) -> Path:
-    """The untrained default model (arc-eager) with ``vocab_source``'s vocabularies, saved."""
-    loaded = untrained_parser("arc_eager", read_conllu(vocab_source), "cpu")
+def untrained_checkpoint(vocab_source: Path, path: Path, system: str = "arc_eager") -> Path:
+    """The untrained default model of ``system`` with ``vocab_source``'s vocabularies, saved."""
+    loaded = untrained_parser(system, read_conllu(vocab_source), "cpu")
     data = checkpoint_data(
         model=loaded.model, system=loaded.system, system_options={}, vocabs=loaded.vocabs,
         config=loaded.checkpoint["config"],

@@ -6,21 +6,40 @@ the number of kernels a CUDA graph replays per step.  Unlike a timing it is exac
 on any machine.  For each system: uniformly random legal walks over ``--sentences`` sentences
 of random lengths up to ``--max-length`` words, and for every step the operators of
 ``features``, ``legal`` and ``apply`` (the three calls of a greedy step), averaged over the
-steps; the last column is the total against arc-eager's.
+steps; the last column is the total against arc-eager's.  Systems are counted as a GPU runs
+them: a graph-safe system through its :meth:`~TransitionSystem.for_graphs` variant, whose
+steps never read the host (three-step reads which phases hold configurations on the CPU and
+skips the others' operators there).
+
+With ``--checkpoint`` it counts instead the operators of trained parsers' greedy decoding of
+a file on the CPU (the library's loop, :func:`~neuralparse.search.greedy.greedy_decode_counted`,
+its timer hook naming the parts): encoder, scorer and state operations, per word and per loop
+step, as the CPU runs them; for a system whose GPU variant runs other operators, that
+variant's count too.
 
     python -m benchmarks.step_operators [--systems arc_eager three_step] [--json]
+    python -m benchmarks.step_operators --checkpoint CKPT [CKPT ...] [--input FILE] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from neuralparse.systems import SYSTEMS, get_system, random_actions
+from benchmarks.common import shared_split
+from neuralparse.io import read_conllu
+from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.runtime.batching import token_batches
+from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.search.greedy import greedy_decode_counted
+from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_actions
 
 LABELS = ("root", "nsubj", "obj", "det", "amod", "advmod", "case", "nmod", "punct", "conj")
 PARTS = ("features", "legal", "apply")
@@ -45,9 +64,68 @@ def counted(work: Callable[[], object]) -> int:
     return census.count
 
 
+class PartCensus(TorchDispatchMode):
+    """Counts the operators dispatched while it is active per part of the work, the part
+    named by :meth:`part` (the ``timer`` hook of the greedy loop)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.current = "other"
+        self.counts: Counter[str] = Counter()
+
+    @contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        previous, self.current = self.current, name
+        try:
+            yield
+        finally:
+            self.current = previous
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.counts[self.current] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def as_on_a_gpu(system: TransitionSystem) -> TransitionSystem:
+    """The system whose steps a GPU runs: a graph-safe system's :meth:`for_graphs` variant."""
+    variant = system.for_graphs() if system.graph_safe else None
+    return variant or system
+
+
+def parse_operators(
+    checkpoint: Path, input_path: Path, *, gpu_variant: bool = False, batch_tokens: int = 8000
+) -> dict[str, float]:
+    """Operators of the greedy decoding of ``input_path`` by the parser of ``checkpoint`` on
+    the CPU, per part: totals, per word, and the state's and scorer's per loop step
+    (``gpu_variant``: with the steps a GPU runs, :func:`as_on_a_gpu`)."""
+    torch.set_num_threads(1)
+    loaded = load_parser(checkpoint)
+    system = as_on_a_gpu(loaded.system) if gpu_variant else loaded.system
+    sentences = read_conllu(input_path, check_tree=False)
+    corpus = EncodedCorpus.build(
+        sentences, loaded.vocabs, loaded.model.config.max_word_chars, loaded.contextual
+    )
+    census, loop_steps = PartCensus(), 0
+    with census:
+        for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
+            batch = corpus.batch(ids)
+            _, _, steps = greedy_decode_counted(loaded.model, system, batch, timer=census.part)
+            loop_steps += int(steps.max())
+    words = int(corpus.lengths.sum())
+    result: dict[str, float] = {"words": words, "loop_steps": loop_steps}
+    for part in ("encoder", "scorer", "state", "other"):  # other: batching, trees out
+        result[part] = census.counts[part]
+    result["total"] = sum(census.counts.values())
+    result["per_word"] = result["total"] / words
+    for part in ("scorer", "state"):
+        result[f"{part}_per_step"] = census.counts[part] / max(loop_steps, 1)
+    return result
+
+
 def step_operators(name: str, sentences: int, max_length: int, seed: int) -> dict[str, float]:
-    """Mean operators per step of ``features``, ``legal`` and ``apply`` of system ``name``."""
-    system = get_system(name, LABELS)
+    """Mean operators per step of ``features``, ``legal`` and ``apply`` of system ``name`` (as
+    a GPU runs them: :func:`as_on_a_gpu`)."""
+    system = as_on_a_gpu(get_system(name, LABELS))
     generator = torch.Generator().manual_seed(seed)
     lengths = torch.randint(1, max_length + 1, (sentences,), generator=generator)
     state = system.initial(lengths, n_max=max_length)
@@ -71,8 +149,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--checkpoint", nargs="+", type=Path, help="count trained parsers' parses")
+    parser.add_argument("--input", type=Path, help="CoNLL-U to parse (default: EWT test)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.checkpoint:
+        return _main_parses(args.checkpoint, args.input, args.json)
     names = list(dict.fromkeys([BASELINE, *args.systems]))
     rows = {
         name: step_operators(name, args.sentences, args.max_length, args.seed) for name in names
@@ -92,6 +174,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"operators per greedy step, random legal walks over {args.sentences} sentences of "
         f"1-{args.max_length} words"
     )
+    return 0
+
+
+def _main_parses(checkpoints: Sequence[Path], input_path: Path | None, as_json: bool) -> int:
+    source = input_path or shared_split("UD_English-EWT", "test")
+    rows = []
+    for checkpoint in checkpoints:
+        system = load_parser(checkpoint).system
+        rows.append({"parser": system.name, "checkpoint": str(checkpoint)})
+        rows[-1].update(parse_operators(checkpoint, source))
+        if as_on_a_gpu(system) is not system:
+            rows.append({"parser": f"{system.name}, GPU steps", "checkpoint": str(checkpoint)})
+            rows[-1].update(parse_operators(checkpoint, source, gpu_variant=True))
+    if as_json:
+        print(json.dumps({"input": str(source), "parsers": rows}, indent=1))
+        return 0
+    columns = ("encoder", "scorer", "state", "other", "total", "per_word")
+    columns += ("scorer_per_step", "state_per_step")
+    print(f"{'parser':24s} " + " ".join(f"{c:>15s}" for c in columns))
+    for row in rows:
+        print(f"{row['parser']:24s} " + " ".join(f"{row[c]:15,.1f}" for c in columns))
+    print(f"operators of greedy parsing of {source} on the CPU, one thread")
     return 0
 
 

@@ -221,6 +221,27 @@ def test_io_steps_round_trips_a_file_byte_for_byte(treebank: Path, capsys) -> No
     assert "neuralparse.io: 12 sentences" in out and "byte-identical True" in out
 
 
+def test_step_operators_counts_trained_parsers_parses(
+    treebank: Path, tmp_path: Path, capsys
+) -> None:
+    checkpoints = [
+        str(common.untrained_checkpoint(treebank / "train.conllu", tmp_path / f"{name}.pt", name))
+        for name in ("arc_eager", "three_step")
+    ]
+    argv = ["--checkpoint", *checkpoints, "--input", str(treebank / "test.conllu"), "--json"]
+    assert step_operators.main(argv) == 0
+    rows = {row["parser"]: row for row in json.loads(capsys.readouterr().out)["parsers"]}
+    # Three-step's GPU steps never skip a phase: more state operators, the same elsewhere.
+    assert list(rows) == ["arc_eager", "three_step", "three_step, GPU steps"]
+    cpu, gpu = rows["three_step"], rows["three_step, GPU steps"]
+    assert gpu["state"] > cpu["state"] and gpu["scorer"] == cpu["scorer"]
+    assert gpu["encoder"] == cpu["encoder"] == rows["arc_eager"]["encoder"] > 0
+    words = sum(len(s) for s in read_conllu(treebank / "test.conllu"))
+    assert all(row["words"] == words and row["loop_steps"] > 0 for row in rows.values())
+    parts = ("encoder", "scorer", "state", "other")
+    assert rows["arc_eager"]["total"] == sum(rows["arc_eager"][p] for p in parts)
+
+
 def test_step_operators_counts_each_part_of_a_greedy_step(capsys) -> None:
     # A graph-safe system runs the same operators at every step, whatever the configuration:
     # the mean over different walks is the same.
