@@ -83,9 +83,12 @@ def test_throughput_writes_json_and_profile(treebank: Path, tmp_path: Path) -> N
 def test_throughput_limit_parses_a_prefix(treebank: Path, tmp_path: Path) -> None:
     out = tmp_path / "t.json"
     argv = ["--input", str(treebank / "test.conllu"), "--systems", "swap", "--beam", "0"]
-    assert throughput.main([*argv, "--limit", "5", "--json-out", str(out)]) == 0
-    (run,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
-    assert run["sentences"] == 5
+    assert throughput.main([*argv, "--limit", "5", "--repeats", "2", "--json-out", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    (run,) = result["runs"]
+    assert run["sentences"] == 5 and result["repeats"] == 2
+    with pytest.raises(SystemExit):
+        throughput.main([*argv, "--repeats", "0"])
 
 
 def test_throughput_compares_graphs_with_eager_decoding(treebank: Path, tmp_path: Path) -> None:
