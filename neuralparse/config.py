@@ -216,6 +216,10 @@ class TrainerConfig:
     """Sentences per batch are chosen so that a batch holds about this many words."""
     eval_batch_tokens: int = 8000
     lr: float = 2e-3
+    lr_decay: float = 1.0
+    """Multiply the learning rate by this each time dev LAS has gone ``lr_patience`` epochs
+    without improving (1.0: a constant learning rate)."""
+    lr_patience: int = 3
     betas: tuple[float, float] = (0.9, 0.9)
     weight_decay: float = 0.0
     clip_norm: float = 5.0
@@ -239,6 +243,14 @@ class TrainerConfig:
     (a ``"split": "test"`` line in metrics.jsonl)."""
     resume: str | None = None
     """Path of a checkpoint to continue training from (weights, optimizer and epoch)."""
+
+    @staticmethod
+    def check(trainer: Any) -> None:
+        """Refuse a learning-rate schedule that makes no sense, before any work."""
+        if not 0.0 < trainer.lr_decay <= 1.0:
+            raise InputError(f"trainer.lr_decay={trainer.lr_decay}: expected a factor in (0, 1]")
+        if trainer.lr_patience < 1:
+            raise InputError(f"trainer.lr_patience={trainer.lr_patience}: expected at least 1")
 
 
 @dataclass

@@ -419,6 +419,29 @@ def test_training_stops_by_patience_or_update_budget_and_says_why(tmp_path: Path
     assert stopped["updates"] == 2
 
 
+def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -> None:
+    corpus = make_corpus(8, seed=12)
+    # A learning rate this small changes no decision: dev LAS is the same every epoch.
+    settings = {"max_epochs": 6, "patience": 5, "lr": 1e-9, "lr_decay": 0.5, "lr_patience": 2}
+    cfg = tiny_config(tmp_path, corpus, **settings)
+    result = train(cfg, tmp_path / "straight")
+    assert [r["lr"] for r in result.history] == pytest.approx(
+        [1e-9, 1e-9, 5e-10, 5e-10, 2.5e-10, 2.5e-10]
+    )
+    assert [r["lr_decayed"] for r in result.history] == [False, False, True, False, True, False]
+    # The checkpoint holds the decayed rate: a resumed run goes on from it.
+    cfg.trainer.max_epochs = 3
+    train(cfg, tmp_path / "first")
+    cfg.trainer.max_epochs = 4
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    resumed = train(cfg, tmp_path / "resumed")
+    assert [(r["epoch"], r["lr"]) for r in resumed.history] == [(4, pytest.approx(5e-10))]
+    for key, value in (("lr_decay", 0.0), ("lr_decay", 1.5), ("lr_patience", 0)):
+        bad = tiny_config(tmp_path, corpus, **{key: value})
+        with pytest.raises(InputError, match=f"trainer.{key}="):
+            prepare(bad)
+
+
 def test_resume_with_another_model_config_names_the_keys(tmp_path: Path) -> None:
     sentences = make_corpus(6, seed=15)
     cfg = tiny_config(tmp_path, sentences, max_epochs=1)

@@ -20,7 +20,13 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from neuralparse.config import ModelConfig, SearchConfig, TrainConfig, resolve_data_files
+from neuralparse.config import (
+    ModelConfig,
+    SearchConfig,
+    TrainConfig,
+    TrainerConfig,
+    resolve_data_files,
+)
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.contextual import ContextualEncoder
@@ -92,6 +98,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     if cfg.search.name not in SEARCHES:
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
     SearchConfig.check(cfg.search)
+    TrainerConfig.check(cfg.trainer)
     model_cfg = cfg.model
     # A missing contextual encoder also fails before the data is read.
     contextual = (

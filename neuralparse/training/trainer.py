@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from neuralparse.config import ModelConfig, TrainConfig, resolve_data_files
+from neuralparse.config import ModelConfig, TrainConfig, TrainerConfig, resolve_data_files
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence
@@ -358,7 +358,7 @@ def _train(
         train_seconds = time.perf_counter() - epoch_start
         loss_sum, words = context.sum(loss_sum), int(context.sum(words))
         last_epoch = epoch
-        stop = False
+        stop = decayed = False
         if context.is_main:
             record = _evaluate_and_save(
                 model, optimizer, data, cfg, config_dict, output_dir, progress, device, decode,
@@ -366,11 +366,15 @@ def _train(
                 train_seconds=train_seconds, elapsed=time.perf_counter() - started,
             )  # fmt: skip
             history.append(record)
+            decayed = record["lr_decayed"]
             if progress.stale >= trainer.patience:
                 stop, reason = True, f"patience: no better dev LAS for {progress.stale} epochs"
             elif trainer.max_updates is not None and progress.updates >= trainer.max_updates:
                 stop, reason = True, f"max_updates ({trainer.max_updates}) reached"
         epoch_seconds.append(time.perf_counter() - epoch_start)
+        # Rank 0 decided and decayed its own learning rate before saving the checkpoint.
+        if context.broadcast_flag(context.is_main and decayed) and not context.is_main:
+            scale_learning_rate(optimizer, trainer.lr_decay)
         if context.broadcast_flag(stop):
             break
     if context.is_main:
@@ -445,6 +449,18 @@ def score_test_split(
     return record
 
 
+def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
+    """Whether the learning rate decays after this epoch: every ``lr_patience`` epochs
+    without a better dev LAS, when ``lr_decay`` is below 1."""
+    stale = progress.stale
+    return trainer.lr_decay < 1.0 and stale > 0 and stale % trainer.lr_patience == 0
+
+
+def scale_learning_rate(optimizer: torch.optim.Optimizer, factor: float) -> None:
+    for group in optimizer.param_groups:
+        group["lr"] *= factor
+
+
 def _evaluate_and_save(
     model: ParserModel,
     optimizer: torch.optim.Optimizer,
@@ -477,6 +493,9 @@ def _evaluate_and_save(
     )
     eval_seconds = time.perf_counter() - eval_start
     improved = progress.update(epoch, scores["las"])
+    decayed = decays_now(progress, cfg.trainer)
+    if decayed:
+        scale_learning_rate(optimizer, cfg.trainer.lr_decay)
     record = {
         "epoch": epoch,
         "loss": loss,
@@ -489,6 +508,8 @@ def _evaluate_and_save(
         "dev": {k: scores[k] for k in DEV_KEYS},
         "best_las": progress.best_las,
         "best_epoch": progress.best_epoch,
+        "lr": optimizer.param_groups[0]["lr"],
+        "lr_decayed": decayed,
     }
     with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
         out.write(json.dumps(record) + "\n")
@@ -509,6 +530,10 @@ def _evaluate_and_save(
         train_seconds,
         eval_seconds,
     )
+    if decayed:
+        log.info(
+            "no better dev LAS for %d epochs: learning rate now %.2e", progress.stale, record["lr"]
+        )
     state = asdict(progress)
     snapshot = checkpoint_data(
         model=model,
