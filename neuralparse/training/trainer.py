@@ -457,6 +457,8 @@ def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
 
 
 def scale_learning_rate(optimizer: torch.optim.Optimizer, factor: float) -> None:
+    """Multiply every parameter group's learning rate by ``factor`` (saved with the
+    optimizer's state, so a resumed run goes on at the decayed rate)."""
     for group in optimizer.param_groups:
         group["lr"] *= factor
 
