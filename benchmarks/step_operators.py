@@ -37,7 +37,7 @@ from benchmarks.common import shared_split
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.runtime.batching import token_batches
-from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.search.greedy import greedy_decode_counted
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_actions
 
@@ -47,31 +47,17 @@ BASELINE = "arc_eager"
 
 
 class OperatorCount(TorchDispatchMode):
-    """Counts the operators dispatched while it is active."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.count += 1
-        return func(*args, **(kwargs or {}))
-
-
-def counted(work: Callable[[], object]) -> int:
-    with OperatorCount() as census:
-        work()
-    return census.count
-
-
-class PartCensus(TorchDispatchMode):
-    """Counts the operators dispatched while it is active per part of the work, the part
-    named by :meth:`part` (the ``timer`` hook of the greedy loop)."""
+    """Counts the operators dispatched while it is active, per part of the work: the part
+    named by :meth:`part` (usable as the ``timer`` hook of the greedy loop), else "other"."""
 
     def __init__(self) -> None:
         super().__init__()
         self.current = "other"
         self.counts: Counter[str] = Counter()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
 
     @contextmanager
     def part(self, name: str) -> Iterator[None]:
@@ -86,6 +72,12 @@ class PartCensus(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def counted(work: Callable[[], object]) -> int:
+    with OperatorCount() as census:
+        work()
+    return census.total
+
+
 def as_on_a_gpu(system: TransitionSystem) -> TransitionSystem:
     """The system whose steps a GPU runs: a graph-safe system's :meth:`for_graphs` variant."""
     variant = system.for_graphs() if system.graph_safe else None
@@ -93,19 +85,16 @@ def as_on_a_gpu(system: TransitionSystem) -> TransitionSystem:
 
 
 def parse_operators(
-    checkpoint: Path, input_path: Path, *, gpu_variant: bool = False, batch_tokens: int = 8000
+    loaded: LoadedParser, system: TransitionSystem, input_path: Path, batch_tokens: int = 8000
 ) -> dict[str, float]:
-    """Operators of the greedy decoding of ``input_path`` by the parser of ``checkpoint`` on
-    the CPU, per part: totals, per word, and the state's and scorer's per loop step
-    (``gpu_variant``: with the steps a GPU runs, :func:`as_on_a_gpu`)."""
-    torch.set_num_threads(1)
-    loaded = load_parser(checkpoint)
-    system = as_on_a_gpu(loaded.system) if gpu_variant else loaded.system
+    """Operators of the greedy decoding of ``input_path`` by ``loaded``'s model with
+    ``system`` (its own, or :func:`as_on_a_gpu` of it) on the CPU, per part: totals, per word,
+    and the state's and scorer's per loop step."""
     sentences = read_conllu(input_path, check_tree=False)
     corpus = EncodedCorpus.build(
         sentences, loaded.vocabs, loaded.model.config.max_word_chars, loaded.contextual
     )
-    census, loop_steps = PartCensus(), 0
+    census, loop_steps = OperatorCount(), 0
     with census:
         for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
             batch = corpus.batch(ids)
@@ -115,8 +104,8 @@ def parse_operators(
     result: dict[str, float] = {"words": words, "loop_steps": loop_steps}
     for part in ("encoder", "scorer", "state", "other"):  # other: batching, trees out
         result[part] = census.counts[part]
-    result["total"] = sum(census.counts.values())
-    result["per_word"] = result["total"] / words
+    result["total"] = census.total
+    result["per_word"] = census.total / words
     for part in ("scorer", "state"):
         result[f"{part}_per_step"] = census.counts[part] / max(loop_steps, 1)
     return result
@@ -181,12 +170,13 @@ def _main_parses(checkpoints: Sequence[Path], input_path: Path | None, as_json: 
     source = input_path or shared_split("UD_English-EWT", "test")
     rows = []
     for checkpoint in checkpoints:
-        system = load_parser(checkpoint).system
+        loaded = load_parser(checkpoint)
+        system, on_a_gpu = loaded.system, as_on_a_gpu(loaded.system)
         rows.append({"parser": system.name, "checkpoint": str(checkpoint)})
-        rows[-1].update(parse_operators(checkpoint, source))
-        if as_on_a_gpu(system) is not system:
+        rows[-1].update(parse_operators(loaded, system, source))
+        if on_a_gpu is not system:
             rows.append({"parser": f"{system.name}, GPU steps", "checkpoint": str(checkpoint)})
-            rows[-1].update(parse_operators(checkpoint, source, gpu_variant=True))
+            rows[-1].update(parse_operators(loaded, on_a_gpu, source))
     if as_json:
         print(json.dumps({"input": str(source), "parsers": rows}, indent=1))
         return 0
