@@ -22,6 +22,7 @@ from neuralparse.model import (
     mask_illegal,
     normalize_form,
 )
+from neuralparse.model.dropout import Dropout
 from neuralparse.model.encoder import CharBiLSTM
 from neuralparse.model.vocab import vocabularies_for
 from neuralparse.training.examples import pack_mask, unpack_mask
@@ -278,3 +279,36 @@ def test_summary_features_enter_the_scores() -> None:
         assert "summary" in str(error)
     else:
         raise AssertionError("a missing summary must be refused")
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.33, 0.5, 0.9, 1.0])
+def test_cpu_dropout_drops_with_probability_p_and_keeps_the_mean(p: float) -> None:
+    torch.manual_seed(0)
+    layer = Dropout(p).train()
+    inputs = torch.ones(400, 250)
+    outputs = layer(inputs)
+    dropped = (outputs == 0).float().mean().item()
+    assert dropped == pytest.approx(p, abs=0.005)
+    kept = outputs[outputs != 0]
+    if p < 1.0:
+        assert torch.allclose(kept, torch.full_like(kept, 1 / (1 - p)), rtol=1e-4)
+        assert outputs.mean().item() == pytest.approx(1.0, abs=0.02)
+    # Every 16-bit number of a 64-bit draw is used: no block of positions is biased.
+    per_column = (outputs.reshape(-1, 4) == 0).float().mean(0)
+    assert torch.allclose(per_column, torch.full_like(per_column, p), atol=0.01)
+
+
+def test_cpu_dropout_is_seeded_is_the_identity_in_eval_and_passes_gradients() -> None:
+    layer = Dropout(0.33)
+    inputs = torch.randn(7, 9, 13, requires_grad=True)
+    torch.manual_seed(5)
+    first = layer(inputs)
+    torch.manual_seed(5)
+    assert torch.equal(first, layer(inputs))
+    assert not torch.equal(first, layer(inputs))
+    first.sum().backward()
+    kept = (first != 0).float()
+    assert torch.allclose(inputs.grad, kept / (1 - 0.33), rtol=1e-4)
+    layer.eval()
+    assert layer(inputs) is inputs
+    assert Dropout(0.5).state_dict() == {} and isinstance(layer, torch.nn.Dropout)

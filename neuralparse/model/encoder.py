@@ -40,6 +40,7 @@ import torch
 from torch import Tensor, nn
 
 from neuralparse.config import ModelConfig
+from neuralparse.model.dropout import Dropout
 from neuralparse.model.inputs import ModelInput
 from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
 
@@ -142,7 +143,7 @@ class BiLSTM(nn.Module):
             size = input_dim if layer == 0 else 2 * hidden
             self.forward_layers.append(nn.LSTM(size, hidden, batch_first=True))
             self.backward_layers.append(nn.LSTM(size, hidden, batch_first=True))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, inputs: Tensor, lengths: Tensor) -> Tensor:
         """``inputs [B, W, D]`` with ``lengths [B]`` -> ``[B, W, 2 * hidden]`` (padding rows
@@ -215,7 +216,7 @@ class Encoder(nn.Module):
                 dim += config.feats_dim
         self.input_dim = dim
         self.root = nn.Parameter(torch.randn(dim) * 0.1)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
         classes = vocabs.tag_classes(config.tagged_columns())
         hidden = 2 * config.lstm_hidden
         # Without tagging heads the BiLSTM is one stack (the layout of checkpoints written

@@ -16,6 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neuralparse.model.dropout import Dropout
+
 NEG_INF = float("-inf")
 
 
@@ -57,7 +59,7 @@ class Scorer(nn.Module):
         self.null = nn.Parameter(torch.randn(input_dim) * 0.1)
         self.first = nn.Linear(input_dim, n_features * hidden, bias=False)
         self.bias = nn.Parameter(torch.zeros(hidden))
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.out = nn.Linear(hidden, n_actions)
 
     def project(self, encoded: Tensor) -> TokenTable:
