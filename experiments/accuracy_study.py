@@ -134,6 +134,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
         "best_dev_las": stopped.get("best_las", epochs[-1]["best_las"] if epochs else None),
         "test_input": "untagged" if tagging else "tagged",
+        "recipe": training_recipe(config["trainer"]),
         "device": str(parser.device),
         "threads": threads,
         "test_file": str(trained.test_file),
@@ -165,6 +166,17 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         }
     (run_dir / "scores.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+RECIPE_KEYS = ("batch_tokens", "lr", "lr_decay", "lr_patience", "patience")
+"""The trainer settings that make two runs comparable (the table flags treebanks whose
+runs differ in them)."""
+
+
+def training_recipe(trainer: dict) -> dict:
+    """The run's :data:`RECIPE_KEYS` (absent from configs older than a key: its value then)."""
+    before = {"lr_decay": 1.0, "lr_patience": 3}  # a constant rate, before the decay existed
+    return {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
 
 
 def training_finished(run_dir: Path) -> bool:

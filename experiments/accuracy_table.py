@@ -145,6 +145,8 @@ class Run:
     """Why training ended, as the trainer's ``metrics.jsonl`` says (``patience: ...``)."""
     test_input: str | None = None
     """``untagged`` or ``tagged``: the test file's tag columns as the parser got them."""
+    recipe: str | None = None
+    """The training settings that make runs comparable (``scores.json``'s ``recipe``)."""
     modes: dict[str, ModeRun] = field(default_factory=dict)
 
     @property
@@ -235,6 +237,7 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
             best_epoch=meta.get("best_epoch"),
             stopped=meta.get("stopped"),
             test_input=meta.get("test_input"),
+            recipe=recipe_text(meta.get("recipe")),
         )
         for mode in MODES:
             trees = scores_path.with_name(f"test.{mode}.json.gz")
@@ -245,6 +248,40 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
             run.modes[mode] = score_mode(golds[treebank].sentences, predicted)
         runs.append(run)
     return runs, golds
+
+
+def recipe_text(recipe: dict | None) -> str | None:
+    """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10`` (None: not recorded)."""
+    if not recipe:
+        return None
+    decay = (
+        f" ×{recipe['lr_decay']:g} after {recipe['lr_patience']}"
+        if recipe["lr_decay"] < 1
+        else " constant"
+    )
+    return (
+        f"lr {recipe['lr']:g}{decay}, batch {recipe['batch_tokens']} words, "
+        f"patience {recipe['patience']}"
+    )
+
+
+def recipes_by_treebank(runs: Sequence[Run]) -> dict[str, list[str]]:
+    """The distinct training recipes of each treebank's runs (all models)."""
+    treebanks = sorted({r.treebank for r in runs})
+    return {
+        treebank: sorted({r.recipe or "not recorded" for r in runs if r.treebank == treebank})
+        for treebank in treebanks
+    }
+
+
+def recipes_markdown(runs: Sequence[Run]) -> str:
+    """One line per treebank naming its runs' training recipe; a treebank whose runs were
+    trained differently is flagged, since its systems' differences then mix in the recipe's."""
+    lines = []
+    for treebank, recipes in recipes_by_treebank(runs).items():
+        flag = " **(mixed: the comparison is not fair)**" if len(recipes) > 1 else ""
+        lines.append(f"- {treebank.removeprefix('UD_')}: {'; '.join(recipes)}{flag}")
+    return "\n".join(lines) + "\n"
 
 
 # -- aggregation ------------------------------------------------------------------------------
@@ -1015,6 +1052,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"ΔLAS vs {args.baseline}: same mode, seeds both have; (n.s.) = paired bootstrap over "
         f"sentences p >= 0.05.\n\n"
         + table_markdown(rows, args.baseline)
+        + "\nTraining recipe (every model of the treebank)\n\n"
+        + recipes_markdown(every_run)
         + "\nPublished figures for the same measures (CoNLL-X/2007 data there, UD here)\n\n"
         + comparison_markdown(comparison)
         + "\nClaims of the seeds, checked\n\n"
@@ -1031,6 +1070,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": str(args.runs),
         "model": args.model,
         "test_input": inputs,
+        "recipes": recipes_by_treebank(every_run),
         "las_definition": "CoNLL 2018 (universal part of DEPREL); las_full: whole labels",
         "baseline": args.baseline,
         "resamples": resamples,

@@ -166,6 +166,10 @@ def _dominated(heads: list[int], node: int, ancestor: int) -> bool:
     return False
 
 
+RECIPE = {"batch_tokens": 1000, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3, "patience": 10}
+"""The default trainer's recipe, as ``scores.json`` records it (``recipe`` changes keys)."""
+
+
 def write_fake_run(
     runs: Path,
     gold: list[Sentence],
@@ -175,6 +179,7 @@ def write_fake_run(
     prefix: int,
     model: str = "default",
     subtype: str = "",
+    recipe: dict | None = None,
 ) -> Path:
     """A run directory as ``experiments/accuracy_study.py`` writes it, predictions made by
     perturbing the gold trees of the first ``prefix`` sentences (``subtype`` is added to every
@@ -206,6 +211,7 @@ def write_fake_run(
         "best_epoch": 2,
         "stopped": "patience: no better dev LAS for 1 epochs" if seed == 1 else "max_epochs",
         "test_input": "untagged" if model == "default" else "tagged",
+        "recipe": {**RECIPE, **(recipe or {})},
         "train_minutes": 1.5,
         "best_dev_las": 50.0,
         "device": "cpu",
@@ -285,11 +291,31 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     assert "| Tiny-Test | swap | gold_tags | tagged | 1 | 100.00 |" in markdown
     assert "| 2 / 4.5 | 1 of 2 |" in markdown
     assert "two_registers beats arc_eager on UAS" in markdown
+    recipe = "- Tiny-Test: lr 0.004 ×0.5 after 3, batch 1000 words, patience 10\n"
+    assert recipe in markdown and "mixed" not in markdown
+    assert document["recipes"] == {TREEBANK: [recipe.removeprefix("- Tiny-Test: ")[:-1]]}
     # The published Table 5/7 averages are shown beside our mean over treebanks.
     assert any(
         c["source"] == "PM2015 Table 5" and c["language"] == "Average"
         for c in document["seed_comparison"]
     )
+
+
+def test_accuracy_table_flags_a_treebank_whose_runs_were_trained_differently(
+    data_root: Path, tmp_path: Path
+) -> None:
+    gold = read_conllu(data_root / TREEBANK / "test.conllu")
+    runs = tmp_path / "study"
+    write_fake_run(runs, gold, "arc_eager", 1, 0.3, prefix=20)
+    write_fake_run(runs, gold, "swap", 1, 0.3, prefix=20, recipe={"lr": 0.002, "lr_decay": 1.0})
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--out", str(tmp_path)]
+    assert accuracy_table.main([*argv, "--plot", str(tmp_path / "cu.png")]) == 0
+    markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
+    assert (
+        "- Tiny-Test: lr 0.002 constant, batch 1000 words, patience 10; "
+        "lr 0.004 ×0.5 after 3, batch 1000 words, patience 10 "
+        "**(mixed: the comparison is not fair)**"
+    ) in markdown
 
 
 def test_accuracy_table_marks_identical_systems_not_significant(
@@ -372,6 +398,8 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
         scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
         assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
         assert (scores["model"], scores["test_input"]) == ("default", "untagged")
+        quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
+        assert scores["recipe"] == {**quick, "patience": 2}
         assert scores["stopped"].startswith("max_epochs")
         for mode in ("greedy", "beam8"):
             assert scores["modes"][mode]["sentences"] == len(gold)
