@@ -1,0 +1,250 @@
+"""Every GPU-only check of ``docs/dev/gpu-checks.md`` in one command, within a time budget.
+
+A GPU is lent for minutes at a time, on a bare machine: no trained model, nothing from an
+earlier session.  This script trains the models the checks need (short runs on the GPU,
+capped in minutes: good enough to time, not to report accuracy), then runs the checks in
+order of value, each as a subprocess, and skips a step once the budget no longer holds its
+estimate.  Everything comes back in two files, whatever the number of steps:
+``OUT/session.json`` (per step: command, exit status, seconds, skipped or not, and the JSON the
+step wrote) and ``OUT/session.log`` (every step's output).
+
+    python -m benchmarks.gpu_session [--out DIR] [--budget-minutes 9] [--device cuda]
+        [--steps NAME ...] [--rehearse]
+
+``--rehearse`` runs every step on the CPU with tiny sizes: the commands are checked here
+before device time is spent on them (the test suite does this).  The steps, most valuable
+first:
+
+* ``cuda_agreement``: every system's steps on CUDA against the CPU's
+  (``tests/systems/test_contract.py -k cuda``); ``device_check``: random walks and oracles;
+* ``train_ewt``: the default model on English-EWT for ``--train-minutes``;
+  ``ewt_greedy`` / ``ewt_beam``: English-EWT test file to file with it (``benchmarks.big_file``,
+  one process and the default workers); ``big_file``: 100,000 sentences, time to first output
+  and memory;
+* ``epoch_cost_hu`` (every system, dev evaluation included) and ``epoch_cost_ewt``;
+* ``train_hu_two_registers``, ``train_hu_three_step`` and ``graphs_hu``: greedy and beam 8 of
+  both with and without CUDA graphs on English-EWT test (``benchmarks.throughput``).
+
+The data root is ``NEURALPARSE_DATA`` (copy the shared treebanks into an ignored folder of the
+checkout and carry it: see ``docs/dev/gpu-checks.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.common import ROOT, shared_split
+
+Command = Callable[["Context"], list[str]]
+
+
+@dataclass
+class Context:
+    """Where a step reads and writes, and how large it runs."""
+
+    device: str
+    work: Path
+    """Scratch folder of this session: models and the steps' JSON."""
+    rehearse: bool
+    train_minutes: float
+
+    def json(self, step: str) -> Path:
+        return self.work / f"{step}.json"
+
+    def model(self, name: str) -> Path:
+        return self.work / "models" / name / "checkpoint.pt"
+
+    def train(self, name: str, *overrides: str) -> list[str]:
+        """``train.py`` into ``models/<name>`` for ``train_minutes`` (tiny when rehearsing)."""
+        tiny = ["trainer=quick", "model=small", "trainer.max_epochs=1"]
+        tiny += ["data.max_train_sentences=60", "data.max_dev_sentences=20"]
+        size = tiny if self.rehearse else [f"trainer.max_time_minutes={self.train_minutes}"]
+        return [
+            sys.executable,
+            str(ROOT / "train.py"),
+            *overrides,
+            *size,
+            f"trainer.device={self.device}",
+            "trainer.threads=2",
+            "trainer.progress=false",
+            "trainer.evaluate_test=false",
+            f"hydra.run.dir={self.model(name).parent}",
+        ]
+
+    def module(self, name: str, *arguments: str) -> list[str]:
+        return [sys.executable, "-m", name, *arguments]
+
+
+def _big_file(ctx: Context, step: str, sentences: int, warmup: int, *more: str) -> list[str]:
+    """``benchmarks.big_file`` with the English-EWT model: on English-EWT test for a size up
+    to that file's (2,077 sentences), else on its training file repeated."""
+    sentences, warmup = (60, 20) if ctx.rehearse else (sentences, warmup)
+    test = str(shared_split("UD_English-EWT", "test"))
+    source = ["--source", test] if sentences <= 2077 else []
+    model = ["--checkpoint", str(ctx.model("ewt"))]
+    sizes = ["--sentences", str(sentences), "--warmup", str(warmup)]
+    common = ["--device", ctx.device, "--threads", "2", *model, *sizes, *source]
+    return ctx.module("benchmarks.big_file", *common, *more, "--out", str(ctx.json(step)))
+
+
+def _epoch_cost(ctx: Context, step: str, treebank: str, *more: str) -> list[str]:
+    small = ["--max-train-sentences", "40", "--max-dev-sentences", "10", "--model", "small"]
+    common = ["--device", ctx.device, "--threads", "2", "--treebank", treebank]
+    tiny = small if ctx.rehearse else []
+    return ctx.module("benchmarks.epoch_cost", *common, *more, *tiny, "--out", str(ctx.json(step)))
+
+
+def _cuda_agreement(ctx: Context) -> list[str]:
+    return ctx.module("pytest", "-q", str(ROOT / "tests/systems/test_contract.py"), "-k", "cuda")
+
+
+def _device_check(ctx: Context) -> list[str]:
+    sentences = "16" if ctx.rehearse else "128"
+    return ctx.module("benchmarks.device_check", "--device", ctx.device, "--sentences", sentences)
+
+
+def _graphs_hu(ctx: Context) -> list[str]:
+    """Greedy and beam 8 of the two Hungarian models, with and without CUDA graphs, on
+    English-EWT test (throughput's default input)."""
+    models = [str(ctx.model("hu_two_registers")), str(ctx.model("hu_three_step"))]
+    systems = ["--systems", "two_registers", "three_step", "--checkpoint", *models]
+    limit = ["--limit", "40"] if ctx.rehearse else []
+    common = ["--device", ctx.device, "--threads", "2", "--beam", "8", "--compare-graphs"]
+    out = ["--json-out", str(ctx.json("graphs_hu"))]
+    return ctx.module("benchmarks.throughput", *common, *systems, *limit, *out)
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    minutes: float
+    """What the step is expected to take on the GPU: it is skipped when less is left."""
+    command: Command
+    needs: tuple[str, ...] = ()
+    """Steps whose models it reads: skipped when one of them failed or was skipped."""
+
+
+HU = ("data=hu_szeged",)
+STEPS: tuple[Step, ...] = (
+    Step("cuda_agreement", 1.0, _cuda_agreement),
+    Step("device_check", 0.5, _device_check),
+    Step("train_ewt", 3.0, lambda ctx: ctx.train("ewt")),
+    Step(
+        "ewt_greedy",
+        0.7,
+        lambda ctx: _big_file(ctx, "ewt_greedy", 2077, 2077, "--workers", "0", "auto"),
+        ("train_ewt",),
+    ),
+    Step(
+        "ewt_beam",
+        0.7,
+        lambda ctx: _big_file(ctx, "ewt_beam", 2077, 2077, "--workers", "0", "--search", "beam"),
+        ("train_ewt",),
+    ),
+    Step(
+        "big_file",
+        1.5,
+        lambda ctx: _big_file(ctx, "big_file", 100_000, 2000, "--workers", "auto", "0"),
+        ("train_ewt",),
+    ),
+    Step(
+        "epoch_cost_hu",
+        2.0,
+        lambda ctx: _epoch_cost(ctx, "epoch_cost_hu", "UD_Hungarian-Szeged", "--epochs", "2"),
+    ),
+    Step(
+        "epoch_cost_ewt",
+        1.0,
+        lambda ctx: _epoch_cost(
+            ctx, "epoch_cost_ewt", "UD_English-EWT", "--systems", "arc_eager", "--epochs", "3"
+        ),
+    ),
+    Step(
+        "train_hu_two_registers",
+        1.5,
+        lambda ctx: ctx.train("hu_two_registers", *HU, "system=two_registers"),
+    ),
+    Step(
+        "train_hu_three_step", 1.5, lambda ctx: ctx.train("hu_three_step", *HU, "system=three_step")
+    ),
+    Step("graphs_hu", 1.0, _graphs_hu, ("train_hu_two_registers", "train_hu_three_step")),
+)
+NAMES = tuple(step.name for step in STEPS)
+
+
+def run_session(
+    steps: Sequence[Step], ctx: Context, budget_seconds: float, log: Path
+) -> list[dict]:
+    """Run ``steps`` in order within ``budget_seconds``; one record per step."""
+    start = time.perf_counter()
+    records: list[dict] = []
+    succeeded: set[str] = set()
+    with log.open("w", encoding="utf-8") as sink:
+        for step in steps:
+            command = step.command(ctx)
+            record: dict = {"step": step.name, "command": " ".join(command)}
+            left = budget_seconds - (time.perf_counter() - start)
+            missing = [name for name in step.needs if name not in succeeded]
+            if missing or left < 60 * step.minutes:
+                reason = f"needs {', '.join(missing)}" if missing else f"{left:.0f} s left"
+                records.append({**record, "skipped": reason})
+                print(f"[{step.name}] skipped: {reason}", flush=True)
+                continue
+            sink.write(f"\n===== {step.name}: {record['command']}\n")
+            sink.flush()
+            began = time.perf_counter()
+            try:
+                done = subprocess.run(
+                    command, stdout=sink, stderr=subprocess.STDOUT, timeout=left, cwd=ROOT
+                )
+                status = done.returncode
+            except subprocess.TimeoutExpired:
+                status = "timeout"
+            record.update(status=status, seconds=round(time.perf_counter() - began, 1))
+            output = ctx.json(step.name)
+            if output.is_file():
+                record["result"] = json.loads(output.read_text(encoding="utf-8"))
+            if status == 0:
+                succeeded.add(step.name)
+            records.append(record)
+            print(f"[{step.name}] exit {status} in {record['seconds']} s", flush=True)
+    return records
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu_session")
+    parser.add_argument("--budget-minutes", type=float, default=9.0)
+    parser.add_argument("--train-minutes", type=float, default=2.5)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--steps", nargs="+", choices=NAMES, help="default: all, in order")
+    parser.add_argument("--rehearse", action="store_true", help="tiny sizes, on the CPU")
+    args = parser.parse_args(argv)
+    device = "cpu" if args.rehearse else args.device
+    wanted = [step for step in STEPS if args.steps is None or step.name in args.steps]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gpu_session_") as scratch:
+        ctx = Context(device, Path(scratch), args.rehearse, args.train_minutes)
+        records = run_session(wanted, ctx, 60 * args.budget_minutes, args.out / "session.log")
+    failed = [r["step"] for r in records if r.get("status") not in (0, None)]
+    session = {
+        "command": " ".join(["python -m benchmarks.gpu_session", *(argv or sys.argv[1:])]),
+        "device": device,
+        "steps": records,
+        "failed": failed,
+    }
+    (args.out / "session.json").write_text(json.dumps(session, indent=2) + "\n", "utf-8")
+    print(f"saved {args.out / 'session.json'}; failed: {', '.join(failed) or 'none'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
