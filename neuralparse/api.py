@@ -25,7 +25,13 @@ from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.raw import raw_sentences, resolve_language
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
-from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, predict_stream
+from neuralparse.prediction import (
+    PredictionReport,
+    PredictOptions,
+    predict_file,
+    predict_stream,
+    warn_if_untokenized,
+)
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import resolve_device
 from neuralparse.runtime.memory import bound_native_heap
@@ -147,7 +153,10 @@ class Parser:
             language = resolve_language(lang, self.config)
             items: Iterable[Sentence] = raw_sentences(texts, lang=language)
         else:
-            items = [as_sentence(item, i) for i, item in enumerate(sentences, start=1)]
+            given = list(sentences)
+            items = [as_sentence(item, i) for i, item in enumerate(given, start=1)]
+            tokens = (s.words for item, s in zip(given, items, strict=True) if item is not s)
+            warn_if_untokenized("<parse>", tokens, "parse untokenized text with raw=True")
         chosen = self._options(options)
         stream = predict_stream(self.loaded, items, chosen, device=self.device, graphs=self.graphs)
         return list(stream)

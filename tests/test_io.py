@@ -27,7 +27,13 @@ from neuralparse.io import (
 )
 from neuralparse.io.conllu import _Block, _parse_block
 from neuralparse.io.sources import decoded_lines
-from neuralparse.io.text import _conllu_lines, _text_sentence, explain_format
+from neuralparse.io.text import (
+    UNTOKENIZED_PROBE,
+    _conllu_lines,
+    _text_sentence,
+    explain_format,
+    untokenized_note,
+)
 from tests.trees_strategies import trees
 
 
@@ -691,3 +697,36 @@ def test_pyconll_interop() -> None:
     assert converted["6"].head == "5" and converted["1-2"].form == "Vámonos"
     back = from_pyconll(converted)
     assert back.forms == sentence.forms and back.heads == [0, 1, 5, 5, 1, 5]
+
+
+@pytest.mark.parametrize(
+    ("sentences", "expected"),
+    [
+        ([["The", "cat", "sat", "."]], None),  # tokenized
+        ([["The", "cat", "sat."]], (1, 1, "'sat.'")),
+        ([["Well,", "yes", "!"], ["Why?"]], (2, 2, "'Well,', 'Why?'")),
+        ([["in", "the", "U.S."]] + [["a", "b", "."]] * 5, None),  # an abbreviation, 1 in 6
+        ([["in", "the", "U.S."]] + [["a", "b", "."]] * 4, (1, 5, "'U.S.'")),
+        ([["1,000", "dollars", "(", "$", ")", "."]], None),  # marks inside words or alone
+        ([["a,", "b,", "c,", "d,"]], (1, 1, "'a,', 'b,', 'c,'")),
+        ([], None),
+    ],
+)
+def test_untokenized_note_counts_punctuation_attached_to_words(
+    sentences: list[list[str]], expected: tuple[int, int, str] | None
+) -> None:
+    note = untokenized_note(sentences)
+    if expected is None:
+        assert note is None
+    else:
+        flagged, probed, examples = expected
+        attached = f"have punctuation attached to words: {examples}"
+        assert note == f"{flagged} of the first {probed} sentences {attached}"
+
+
+def test_untokenized_note_reads_only_the_first_sentences() -> None:
+    tokenized = [["a", "."]] * UNTOKENIZED_PROBE
+    assert untokenized_note(tokenized + [["b."]] * 100) is None
+    assert untokenized_note(iter([["b."]] * 10 + tokenized)) == (
+        f"10 of the first {UNTOKENIZED_PROBE} sentences have punctuation attached to words: 'b.'"
+    )

@@ -282,3 +282,32 @@ def test_a_key_added_with_plus_must_exist(checkpoint: Path, tmp_path: Path) -> N
     assert result.returncode == 2
     assert b"unknown configuration key 'lenint'" in result.stderr
     assert result.stdout == b""  # nothing parsed
+
+
+def test_untokenized_plain_text_is_parsed_with_a_warning(
+    checkpoint: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Plain text is split at whitespace only: punctuation attached to words says the text was
+    not tokenized, and predict.py (one process or workers) and Parser.parse say how to read it.
+    """
+    from neuralparse.api import Parser
+
+    source, out = tmp_path / "in.txt", tmp_path / "out.conllu"
+    source.write_text("w1 w2 w3.\nw4, w5 w6\n")
+    for workers in ("0", "1"):
+        result = predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}",
+                         f"workers={workers}")  # fmt: skip
+        message = result.stderr.decode()
+        assert "2 of the first 2 sentences have punctuation attached to words: 'w3.', 'w4,'" in (
+            message
+        )
+        assert "input_format=raw" in message
+        assert [s.forms for s in read_conllu(out)] == [["w1", "w2", "w3."], ["w4,", "w5", "w6"]]
+    source.write_text("w1 w2 w3 .\nw4 , w5 w6\n")
+    tokenized = predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}")
+    assert b"punctuation attached" not in tokenized.stderr
+    parser = Parser.load(checkpoint, device="cpu")
+    with caplog.at_level("WARNING", logger="neuralparse.predict"):
+        parser.parse(["w1 w2 w3."])
+        parser.parse([Sentence.from_words(["w1", "w2", "w3."])])  # a Sentence is not checked
+    assert ["raw=True" in r.getMessage() for r in caplog.records] == [True]

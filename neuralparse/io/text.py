@@ -11,8 +11,9 @@ whose :meth:`Sentence.to_conllu` is valid CoNLL-U with a ``# text =`` comment;
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 from neuralparse.errors import InputError
@@ -86,6 +87,41 @@ def iter_text(source: Source, *, name: str | None = None) -> Iterator[Sentence]:
             yield _text_sentence(tokens, source_name, number, count)
         if count == 0:
             raise InputError("no sentences (empty input)", source=source_name)
+
+
+_ATTACHED_FINAL = re.compile(r"\w[.!?]+$")
+"""A last token whose sentence-final punctuation is attached to it (``sat.``)."""
+_ATTACHED_CLAUSE = re.compile(r"\w[,;:]$")
+"""A token with a comma, semicolon or colon attached to it (``Well,``)."""
+UNTOKENIZED_PROBE = 50
+"""How many sentences :func:`untokenized_note` reads."""
+
+
+def untokenized_note(token_lists: Iterable[Sequence[str]]) -> str | None:
+    """What shows that pre-tokenized input was not tokenized, or None.
+
+    Plain text and token lists are split at whitespace only, so ``The cat sat.`` gives the
+    token ``sat.``, which no treebank has and a parser trained on one reads as an unknown word
+    (and the sentence gets no ``punct``).  Tokenized text (UD's, and what plain-text input
+    must be) separates the punctuation: ``sat .``.  Of the first :data:`UNTOKENIZED_PROBE`
+    sentences, those whose last token ends in ``.``, ``!`` or ``?`` after a letter or digit,
+    or with a token ending in ``,``, ``;`` or ``:`` after one, are counted; a fifth or more
+    gives the note, with up to three such tokens (an abbreviation such as ``U.S.`` at the end
+    of a sentence now and then stays below it)."""
+    probed = flagged = 0
+    examples: list[str] = []
+    for tokens in itertools.islice(token_lists, UNTOKENIZED_PROBE):
+        probed += 1
+        attached = [t for t in tokens[:-1] if _ATTACHED_CLAUSE.search(t)]
+        if tokens and (_ATTACHED_FINAL.search(tokens[-1]) or _ATTACHED_CLAUSE.search(tokens[-1])):
+            attached.append(tokens[-1])
+        if attached:
+            flagged += 1
+            examples.extend(t for t in attached if t not in examples)
+    if not flagged or 5 * flagged < probed:
+        return None
+    shown = ", ".join(repr(t) for t in examples[:3])
+    return f"{flagged} of the first {probed} sentences have punctuation attached to words: {shown}"
 
 
 def read_text(source: Source, *, name: str | None = None) -> list[Sentence]:

@@ -58,6 +58,7 @@ from neuralparse.prediction.files import (
     STDIO,
     open_output,
     open_sentences,
+    warn_if_untokenized,
 )
 from neuralparse.prediction.options import (
     DEPS_MODES,
@@ -99,6 +100,7 @@ __all__ = [
     "predict_file",
     "predict_stream",
     "tag_vocabularies",
+    "warn_if_untokenized",
     "warn_missing_inputs",
     "worker_count",
 ]

@@ -16,7 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -31,7 +31,7 @@ from neuralparse.io.sources import (
     partial_file,
     replacing,
 )
-from neuralparse.io.text import explain_format, probe
+from neuralparse.io.text import explain_format, probe, untokenized_note
 
 log = logging.getLogger("neuralparse.predict")
 
@@ -52,14 +52,18 @@ def _peek(lines: Iterator[str]) -> tuple[list[str], Iterator[str]]:
     return head, itertools.chain(head, lines)
 
 
-def _detect_path_format(path: Path) -> tuple[str, str]:
-    """The format of the file ``path`` and why (see :func:`explain_format`)."""
+def _path_head(path: Path) -> list[str]:
+    """The first lines of the file ``path`` that format detection reads."""
     try:
         with path.open("rb") as handle:
-            head = probe(decoded_lines(handle))
+            return probe(decoded_lines(handle))
     except OSError as error:
         raise InputError(f"cannot read input: {error.strerror}", source=str(path)) from None
-    return explain_format(head)
+
+
+def _detect_path_format(path: Path) -> tuple[str, str]:
+    """The format of the file ``path`` and why (see :func:`explain_format`)."""
+    return explain_format(_path_head(path))
 
 
 def path_format(path: Path, input_format: str) -> tuple[str, str | None]:
@@ -86,6 +90,36 @@ def log_format(name: str, fmt: str, why: str | None) -> None:
         other,
         FORMAT_NAMES[other],
     )
+
+
+def warn_if_untokenized(
+    name: str,
+    sentences: Iterable[Sequence[str]],
+    remedy: str = "read untokenized text with input_format=raw",
+) -> None:
+    """Warn when the token lists ``sentences`` of the input ``name`` (split at whitespace)
+    look untokenized (:func:`~neuralparse.io.text.untokenized_note`); ``remedy`` says how
+    the caller reads untokenized text."""
+    note = untokenized_note(sentences)
+    if note is not None:
+        log.warning(
+            "%s: %s: tokens are split at whitespace only, so the text must be tokenized "
+            "already (sat . rather than sat.); %s (spaCy's tokenizer)",
+            name,
+            note,
+            remedy,
+        )
+
+
+def _split_lines(lines: Iterable[str]) -> Iterator[list[str]]:
+    """The tokens of each line with any (plain text's sentences)."""
+    return (line.split() for line in lines if line.strip())
+
+
+def check_text_head(path: Path, fmt: str) -> None:
+    """:func:`warn_if_untokenized` for an input file read as plain text."""
+    if fmt == "text":
+        warn_if_untokenized(str(path), _split_lines(_path_head(path)))
 
 
 @contextmanager
@@ -115,6 +149,7 @@ def open_sentences(
         path = Path(source)
         name, lines = str(path), None
         fmt, why = path_format(path, input_format)
+        head = _path_head(path) if fmt == "text" else []  # for warn_if_untokenized
     else:
         if isinstance(source, str | os.PathLike):  # "-"
             name = "<stdin>"
@@ -127,6 +162,8 @@ def open_sentences(
         if input_format == "auto":
             fmt, why = explain_format(head)
     log_format(name, fmt, why)
+    if fmt == "text":
+        warn_if_untokenized(name, _split_lines(head))
     origin: Any = lines if lines is not None else str(source)
     report.source = name
     if fmt == "conllu":

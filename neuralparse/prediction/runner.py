@@ -46,6 +46,7 @@ from neuralparse.prediction.decoding import (
 )
 from neuralparse.prediction.files import (
     STDIO,
+    check_text_head,
     log_format,
     open_output,
     open_sentences,
@@ -211,6 +212,7 @@ def _predict_in_workers(
     fmt, why = path_format(path, input_format)
     name = str(path)
     log_format(name, fmt, why)
+    check_text_head(path, fmt)
     report.source = report.read.source = name
     annotate = Annotator.for_parser(parser, options)
     vocabs, word_chars = parser.vocabs, max_word_chars(parser)
