@@ -3,7 +3,7 @@ convergence, then parse test greedily and with a beam.
 
     python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
         [--seeds 1 2 3] [--models default gold_tags] [--jobs 2] [--device cpu|cuda]
-        [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--out outputs/study]
+        [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--out experiments/study_runs]
         [--quick]
 
 The study the README reports is ``--seeds 1 2 3`` (the default joint model, which tags and
@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.runs import DATA_KEYS, ROOT, load_run, step_command
+from experiments.runs import DATA_KEYS, ROOT, STUDY_RUNS, load_run, step_command
 from experiments.runs import train_command as study_train_command
 
 SYSTEMS = (
@@ -180,10 +180,12 @@ def training_recipe(trainer: dict) -> dict:
 
 
 def training_finished(run_dir: Path) -> bool:
-    """Whether ``train.py`` ended the run in ``run_dir``: its ``metrics.jsonl`` says why it
-    stopped (a run cut off has no such line, and perhaps a line cut short)."""
+    """Whether ``train.py`` ended the run in ``run_dir`` and its model is there to parse test:
+    its ``metrics.jsonl`` says why it stopped (a run cut off has no such line, and perhaps a
+    line cut short) and ``checkpoint.pt`` exists (a checkout keeps the metrics of the study's
+    runs but not their checkpoints: such a run is trained again)."""
     metrics = run_dir / "metrics.jsonl"
-    if not metrics.is_file():
+    if not metrics.is_file() or not (run_dir / "checkpoint.pt").is_file():
         return False
     for line in metrics.read_text(encoding="utf-8").splitlines():
         try:
@@ -242,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         "--min-minutes", type=float, default=1.0, help="start no run with less training time"
     )
     parser.add_argument("--deadline-minutes", type=float, default=24 * 60.0)
-    parser.add_argument("--out", type=Path, default=ROOT / "outputs" / "study")
+    parser.add_argument("--out", type=Path, default=STUDY_RUNS)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument("--parse", type=Path, help=argparse.SUPPRESS)  # one run's test parsing
     args = parser.parse_args(argv)

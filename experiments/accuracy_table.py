@@ -41,7 +41,7 @@ Then a table of the seeds' published figures for the same measures beside ours
 each claim of the seeds checked with the numbers and the same two tests
 (:mod:`neuralparse.evaluation.significance`).
 
-    python -m experiments.accuracy_table [--runs outputs/study] [--data-root DIR]
+    python -m experiments.accuracy_table [--runs experiments/study_runs] [--data-root DIR]
         [--model default] [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG]
         [--resamples 10000] [--quick]
 
@@ -68,6 +68,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
 
 from experiments.report import publish
+from experiments.runs import STUDY_RUNS
 from neuralparse.datasets import data_root, treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.evaluation.conll18 import universal_label
@@ -1001,7 +1002,7 @@ def summary_markdown(rows: Sequence[dict], baseline: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=ROOT / "outputs" / "study")
+    parser.add_argument("--runs", type=Path, default=STUDY_RUNS)
     parser.add_argument("--data-root", type=Path, default=None, help="default: the data root")
     parser.add_argument("--model", default="default", help="the model of the main tables")
     parser.add_argument("--baseline", default="arc_eager")

@@ -1,7 +1,7 @@
 """Did the study's runs converge?  Dev LAS per epoch of every run, with its best epoch, drawn
 one panel per treebank, and a table of how each run ended.
 
-    python -m experiments.convergence [--runs outputs/study] [--out docs/convergence.png]
+    python -m experiments.convergence [--runs experiments/study_runs] [--out docs/convergence.png]
 
 Reads every ``metrics.jsonl`` under ``--runs`` laid out as :mod:`experiments.accuracy_study`
 writes them (``<data>/<system>/seed<k>/``, or ``<data>/<system>/<model>/seed<k>/``): the
@@ -25,6 +25,8 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt
+
+from experiments.runs import STUDY_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,7 +130,7 @@ def plot(curves: Sequence[Curve], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=Path, default=ROOT / "outputs" / "study")
+    parser.add_argument("--runs", type=Path, default=STUDY_RUNS)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "convergence.png")
     args = parser.parse_args(argv)
     curves = read_curves(args.runs)

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 """The checkout: ``train.py`` is here, and the studies' own steps run from here."""
+STUDY_RUNS = ROOT / "experiments" / "study_runs"
+"""Where the accuracy study keeps its runs.  Unlike ``outputs/``, this folder is part of the
+repository apart from each run's checkpoints and logs (``.gitignore``): every finished run's
+``scores.json``, ``metrics.jsonl``, ``config.yaml`` and test parses stay with the checkout, so
+the study, which takes more machine time than one session has, resumes where the last session
+stopped, and its tables can be rebuilt from them."""
 DATA_KEYS = ("en_ewt", "got_proiel", "tr_imst", "el_gdt", "hu_szeged")
 """The studies' treebanks (``data=`` presets), in the order runs start: largest training set
 first."""

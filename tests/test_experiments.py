@@ -424,6 +424,15 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
     log = (run / "study.log").read_text(encoding="utf-8")
     assert "resuming from" in log and str(run / "last.pt") in log
     assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
+    # A new checkout keeps a finished run's metrics but not its checkpoints (.gitignore):
+    # without scores.json it is trained again from the start, then parsed.
+    for ignored in ("checkpoint.pt", "last.pt"):
+        (run / ignored).unlink()
+    (run / "scores.json").unlink()
+    assert not accuracy_study.training_finished(run)
+    assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
+    assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
+    assert (run / "metrics.jsonl").read_text(encoding="utf-8").count('"stopped"') == 1
     # The gold-tag model beside it reads the test file's tags.
     gold_tags = [*argv, "--models", "gold_tags", "--systems", "arc_eager"]
     assert accuracy_study.main(gold_tags) == 0
