@@ -6,6 +6,7 @@ predicts without this checkout; this file keeps the checkout's command working.
 """
 
 from neuralparse.commands.predict import run
+from neuralparse.runtime.cli import run_program
 
 if __name__ == "__main__":
-    run()
+    run_program(run)

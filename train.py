@@ -5,6 +5,7 @@ trains without this checkout; this file keeps the checkout's command working.
 """
 
 from neuralparse.commands.train import run
+from neuralparse.runtime.cli import run_program
 
 if __name__ == "__main__":
-    run()
+    run_program(run)

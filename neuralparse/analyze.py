@@ -10,13 +10,12 @@ when a file cannot be read or holds no tree.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
-from neuralparse.runtime.cli import ArgumentParser, report_error
+from neuralparse.runtime.cli import ArgumentParser, report_error, run_program
 from neuralparse.trees.core import (
     check_tree,
     gap_degree,
@@ -242,4 +241,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program(main)

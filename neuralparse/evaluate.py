@@ -3,8 +3,6 @@ under the name the README and scripts use.  The command is
 :mod:`neuralparse.commands.evaluate`; this name stays apart from the
 :mod:`neuralparse.evaluation` package, which holds the metrics."""
 
-import sys
-
 from neuralparse.commands.evaluate import (
     CONVENTIONS,
     DESCRIPTION,
@@ -13,8 +11,9 @@ from neuralparse.commands.evaluate import (
     format_table,
     main,
 )
+from neuralparse.runtime.cli import run_program
 
 __all__ = ["CONVENTIONS", "DESCRIPTION", "ROWS", "build_parser", "format_table", "main"]
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program(main)

@@ -26,7 +26,7 @@ import torch
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
-from neuralparse.runtime.cli import ArgumentParser, report_error
+from neuralparse.runtime.cli import ArgumentParser, report_error, run_program
 from neuralparse.runtime.devices import resolve_device
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_walks, run_oracle
 
@@ -199,4 +199,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program(main)

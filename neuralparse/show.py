@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +27,13 @@ from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.sources import partial_file, replacing
 from neuralparse.pictures import Picture, draw, html_page
-from neuralparse.runtime.cli import USER_ERROR, ArgumentParser, exit_on_sigterm, report
+from neuralparse.runtime.cli import (
+    USER_ERROR,
+    ArgumentParser,
+    exit_on_sigterm,
+    report,
+    run_program,
+)
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 """Browser commands looked up on PATH for PNG output, in this order."""
@@ -238,4 +243,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program(main)

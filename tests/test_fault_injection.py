@@ -39,8 +39,8 @@ ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 SEED = 20261126
 EXIT_STATUS = {
     signal.SIGKILL: {-signal.SIGKILL},
-    # Through the handlers; or, when the signal comes as the interpreter shuts down after the
-    # work is done (Python has put the default actions back by then), by the signal itself.
+    # Through the handlers; or, when the signal comes after the work is done (the default
+    # actions are back then: neuralparse.runtime.cli.run_program), by the signal itself.
     signal.SIGTERM: {143, -signal.SIGTERM},
     signal.SIGINT: {130, -signal.SIGINT},
 }

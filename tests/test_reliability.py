@@ -241,6 +241,44 @@ def test_an_interrupted_output_leaves_no_file(
     assert list(tmp_path.iterdir()) == []
 
 
+SIGNAL_AT_EXIT = """
+import atexit, os, signal, sys, time
+from neuralparse.runtime.cli import exit_on_sigterm, run_program
+
+def main():
+    exit_on_sigterm()
+    # Exit callbacks run after the command's work; the signal comes in one of them.
+    atexit.register(lambda: (os.kill(os.getpid(), int(sys.argv[1])), time.sleep(5)))
+    return 0
+
+run_program(main)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_after_the_work_ends_the_process_without_a_traceback(signum: int) -> None:
+    # A kill that lands while the interpreter runs its exit callbacks (torch has some) used
+    # to raise SystemExit/KeyboardInterrupt inside one: "Exception ignored" and a traceback.
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AT_EXIT, str(int(signum))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == -signum, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_program_exits_with_the_command_status() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"
+         "run_program(lambda: 3)"],
+        capture_output=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+
+
 def test_output_keeps_the_usual_permissions(tmp_path: Path) -> None:
     out = tmp_path / "out.conllu"
     with open_output(out) as handle:

@@ -20,6 +20,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from neuralparse.runtime.cli import run_program
+
 COMMANDS = {
     "train": ("neuralparse.commands.train", "train a parser (Hydra key=value overrides)"),
     "predict": ("neuralparse.commands.predict", "parse CoNLL-U, text or raw text"),
@@ -60,4 +62,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry_point() -> None:
     """The console script ``neuralparse``."""
-    raise SystemExit(main())
+    run_program(main)

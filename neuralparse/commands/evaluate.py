@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
 from neuralparse.errors import InputError
 from neuralparse.evaluation.alignment import Segmentation, evaluate_system_files
 from neuralparse.evaluation.metrics import Scores
-from neuralparse.runtime.cli import ArgumentParser, report_error
+from neuralparse.runtime.cli import ArgumentParser, report_error, run_program
 
 CONVENTIONS = """\
 conventions:
@@ -208,4 +207,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program(main)

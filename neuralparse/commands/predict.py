@@ -39,7 +39,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, DictConfig
 
 from neuralparse.config import SearchConfig, check_known_keys
-from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, user_errors
+from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
 from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
 
 # Before torch is imported (in main): resident memory bounded by the chunk size, not by the
@@ -167,4 +167,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    run_program(run)

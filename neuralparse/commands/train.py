@@ -28,7 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from neuralparse.config import TrainConfig, check_known_keys, register_configs
-from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, user_errors
+from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
 
 
 @hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
@@ -59,4 +59,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    run_program(run)

@@ -79,6 +79,22 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _terminate)
 
 
+def run_program(main: Callable[[], int | None]) -> NoReturn:
+    """Run a command as the whole program and exit with its status.
+
+    Once ``main`` has returned or raised, SIGTERM and SIGINT get their default actions back
+    (the process ends at once): the work is done and its files are in place, and what
+    remains is the interpreter's exit callbacks (torch registers some), where a
+    ``SystemExit`` or ``KeyboardInterrupt`` raised by a handler is not an exit but an
+    "Exception ignored" message with a traceback after a run that succeeded."""
+    try:
+        status = main()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    raise SystemExit(status)
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn what the block raises for bad user input into :func:`fail`: an
