@@ -23,7 +23,7 @@ train: venv
 test: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m pytest -q $(ARGS)
+	$(PY) -m pytest -q -n auto --dist loadfile $(ARGS)
 
 # Every system's parses against those of commit c499836 (benchmarks/identical_outputs.py;
 # a few minutes on one thread): exit status 1 lists the outputs that differ.
