@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from experiments import accuracy_study, accuracy_table, running_time, tree_coverage
+from experiments import accuracy_study, accuracy_table, running_time, tag_coverage, tree_coverage
 from neuralparse.analyze import analyze_file
 from neuralparse.config import ModelConfig
 from neuralparse.evaluation.metrics import ScoreAccumulator
@@ -90,6 +90,29 @@ def test_coverage_quick(data_root: Path, tmp_path: Path) -> None:
     # "Tiny" is no language of the seeds: only their averages are compared.
     assert {c["language"] for c in document["seed_comparison"]} == {"Average"}
     assert "| UD_Tiny-Test | with | 40 |" in (tmp_path / "coverage.md").read_text()
+
+
+def tag_row(index: int, upos: str, feats: str) -> str:
+    head = 0 if index == 1 else 1
+    label = "root" if head == 0 else "dep"
+    return f"{index}\tw{index}\t_\t{upos}\t_\t{feats}\t{head}\t{label}\t_\t_"
+
+
+def test_tag_coverage_counts_test_values_missing_from_train(tmp_path: Path) -> None:
+    treebank = tmp_path / "UD_Tiny-Tags"
+    treebank.mkdir()
+    train = [("NOUN", "Case=Nom"), ("VERB", "Case=Acc"), ("NOUN", "_")]
+    test = [("NOUN", "Case=Nom"), ("ADJ", "Case=Nom|Number=Sing"), ("NOUN", "_"), ("X", "_")]
+    for name, words in (("train", train), ("test", test)):
+        rows = [tag_row(k, upos, feats) for k, (upos, feats) in enumerate(words, 1)]
+        (treebank / f"{name}.conllu").write_text("\n".join(rows) + "\n\n", encoding="utf-8")
+    assert tag_coverage.main(["--data-root", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    (row,) = json.loads((tmp_path / "out" / "tag_coverage.json").read_text())["rows"]
+    assert row["test_words"] == 4
+    assert (row["feats_train_values"], row["feats_unseen_test_pct"]) == (3, 25.0)
+    assert (row["upos_train_values"], row["upos_unseen_test_pct"]) == (2, 50.0)
+    assert (row["xpos_train_values"], row["xpos_unseen_test_pct"]) == (1, 0.0)
+    assert tag_coverage.main(["--data-root", str(tmp_path / "none")]) == 1
 
 
 def test_coverage_quick_on_the_shared_treebanks(ud_root: Path, tmp_path: Path) -> None:
