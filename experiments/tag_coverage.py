@@ -43,7 +43,7 @@ def unseen_share(train: Sequence[str], test: Sequence[str]) -> float:
 def measure(data: Path) -> list[dict]:
     """One row per treebank with train and test files under ``data``."""
     rows = []
-    for treebank in sorted(p for p in data.glob("UD_*") if p.is_dir()):
+    for treebank in sorted(data.glob("UD_*")):
         if not ((treebank / "train.conllu").is_file() and (treebank / "test.conllu").is_file()):
             continue
         train = list(iter_conllu(treebank / "train.conllu"))
