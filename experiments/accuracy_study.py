@@ -28,6 +28,10 @@ line of ``metrics.jsonl``) is only parsed, and one cut off while training goes o
 
 ``--deadline-minutes`` bounds the whole study: a run starting late gets only the training time
 left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``.
+A run that the deadline (not the ``--max-minutes`` safety net) ends may still be learning: it
+is not parsed, and the next study goes on from its ``last.pt``, so runs longer than one
+sitting (English-EWT on a CPU) train in pieces.  ``last.pt`` is not part of the repository:
+such a run goes on only in the same checkout.
 ``--quick`` trains a tiny model for one epoch on 200 sentences (the test suite's smoke run).
 """
 
@@ -43,6 +47,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from experiments.runs import DATA_KEYS, ROOT, STUDY_RUNS, load_run, step_command
 from experiments.runs import train_command as study_train_command
@@ -65,6 +71,8 @@ MODES = {
 }
 MODELS = ("default", "gold_tags")
 """The ``model=`` presets a study trains: the joint tagger-parser, and the gold-tag parser."""
+MAX_MINUTES = 120.0
+"""The default ``--max-minutes``: the safety net on one run's training time."""
 PARSE_MARGIN_MINUTES = 1.5
 """Time kept after training for parsing test (greedy and beam) within the deadline."""
 
@@ -179,21 +187,43 @@ def training_recipe(trainer: dict) -> dict:
     return {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
 
 
-def training_finished(run_dir: Path) -> bool:
-    """Whether ``train.py`` ended the run in ``run_dir`` and its model is there to parse test:
-    its ``metrics.jsonl`` says why it stopped (a run cut off has no such line, and perhaps a
-    line cut short) and ``checkpoint.pt`` exists (a checkout keeps the metrics of the study's
-    runs but not their checkpoints: such a run is trained again)."""
+def stop_record(run_dir: Path) -> dict | None:
+    """The ``"stopped"`` line of the run's ``metrics.jsonl`` (``train.py`` ended the run), or
+    None (a run cut off while training has no such line, and perhaps a line cut short)."""
     metrics = run_dir / "metrics.jsonl"
-    if not metrics.is_file() or not (run_dir / "checkpoint.pt").is_file():
-        return False
+    if not metrics.is_file():
+        return None
     for line in metrics.read_text(encoding="utf-8").splitlines():
         try:
-            if "stopped" in json.loads(line):
-                return True
+            record = json.loads(line)
         except json.JSONDecodeError:
             continue
-    return False
+        if isinstance(record, dict) and "stopped" in record:
+            return record
+    return None
+
+
+def cut_by_deadline(run_dir: Path, stopped: dict, safety_net_minutes: float) -> bool:
+    """Whether the run's training was ended by a time limit shorter than the study's safety
+    net (``--max-minutes``), that is by the study's deadline: the model may still be
+    learning, so it is not parsed, and the next study goes on from its ``last.pt``."""
+    if stopped.get("limit") != "max_time_minutes":
+        return False
+    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    return float(config["trainer"]["max_time_minutes"]) < safety_net_minutes
+
+
+def training_finished(run_dir: Path, safety_net_minutes: float = MAX_MINUTES) -> bool:
+    """Whether ``train.py`` ended the run in ``run_dir`` for good and its model is there to
+    parse test: its ``metrics.jsonl`` says why it stopped, not by the study's deadline
+    (:func:`cut_by_deadline`), and ``checkpoint.pt`` exists (a checkout keeps the metrics of
+    the study's runs but not their checkpoints: such a run is trained again)."""
+    stopped = stop_record(run_dir)
+    return (
+        stopped is not None
+        and (run_dir / "checkpoint.pt").is_file()
+        and not cut_by_deadline(run_dir, stopped, safety_net_minutes)
+    )
 
 
 def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
@@ -213,6 +243,12 @@ def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
             trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
             if trained.returncode != 0:
                 return f"{run_dir}: train.py failed ({trained.returncode}), see study.log"
+            stopped = stop_record(run_dir)
+            if stopped is not None and cut_by_deadline(run_dir, stopped, args.max_minutes):
+                return (
+                    f"{run_dir}: cut off by the deadline after epoch {stopped['epochs']} (best "
+                    f"{stopped['best_epoch']}); the study goes on from its last.pt when run again"
+                )
         parsed = subprocess.run(
             step_command("experiments.accuracy_study", "--parse", run_dir, args),
             stdout=log,
@@ -238,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "--max-epochs", type=int, default=None, help="cap per run (default: the trainer's)"
     )
     parser.add_argument(
-        "--max-minutes", type=float, default=120.0, help="training cap per run (a safety net)"
+        "--max-minutes", type=float, default=MAX_MINUTES, help="training cap per run (a safety net)"
     )
     parser.add_argument(
         "--min-minutes", type=float, default=1.0, help="start no run with less training time"

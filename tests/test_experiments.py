@@ -456,6 +456,27 @@ def test_accuracy_study_quick_trains_and_parses_every_system(
     assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
     assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
     assert (run / "metrics.jsonl").read_text(encoding="utf-8").count('"stopped"') == 1
+    # A run that the study's deadline ended (a time limit below --max-minutes) is not parsed
+    # but goes on from last.pt in the next study.
+    records = (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    stopped = json.loads(records[-1])
+    deadline = {**stopped, "stopped": "another epoch would pass", "limit": "max_time_minutes"}
+    (run / "metrics.jsonl").write_text(
+        "".join(records[:-1]) + json.dumps(deadline) + "\n", encoding="utf-8"
+    )
+    config = (run / "config.yaml").read_text(encoding="utf-8")
+    assert "max_time_minutes: 120.0" in config
+    (run / "config.yaml").write_text(
+        config.replace("max_time_minutes: 120.0", "max_time_minutes: 7.5")
+    )
+    (run / "scores.json").unlink()
+    assert not accuracy_study.training_finished(run)
+    assert accuracy_study.training_finished(run, safety_net_minutes=5.0)  # a safety net
+    resumed = (run / "study.log").read_text(encoding="utf-8").count("resuming from")
+    assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
+    assert (run / "study.log").read_text(encoding="utf-8").count("resuming from") == resumed + 1
+    assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
+    assert accuracy_study.stop_record(run)["limit"] == "max_epochs"
     # The gold-tag model beside it reads the test file's tags.
     gold_tags = [*argv, "--models", "gold_tags", "--systems", "arc_eager"]
     assert accuracy_study.main(gold_tags) == 0

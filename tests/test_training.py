@@ -211,6 +211,7 @@ def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> 
     records = [json.loads(line) for line in lines]
     assert [r.get("epoch") for r in records] == [1, 2, 3, None]
     assert records[-1]["stopped"] == "max_epochs (3) reached"
+    assert records[-1]["limit"] == "max_epochs"
     assert records[-1]["best_epoch"] == result.best_epoch
     records = records[:3]
     assert result.best_las == max(r["dev"]["las"] for r in records)
@@ -291,6 +292,8 @@ def test_early_stopping_and_time_limit(tmp_path: Path) -> None:
     cfg = tiny_config(tmp_path, sentences, max_epochs=6, max_time_minutes=1e-6)
     result = train(cfg, tmp_path / "time")
     assert [r["epoch"] for r in result.history] == [1]  # the next epoch would pass the limit
+    stopped = json.loads((tmp_path / "time" / METRICS_NAME).read_text().splitlines()[-1])
+    assert stopped["limit"] == "max_time_minutes"
 
 
 def test_dev_labels_unseen_in_training_are_counted(tmp_path: Path) -> None:
@@ -412,6 +415,7 @@ def test_training_stops_by_patience_or_update_budget_and_says_why(tmp_path: Path
     result = train(cfg, tmp_path / "a" / "run")
     stopped = json.loads((tmp_path / "a" / "run" / METRICS_NAME).read_text().splitlines()[-1])
     assert stopped["stopped"] == "patience: no better dev LAS for 2 epochs"
+    assert stopped["limit"] == "patience"
     assert (stopped["best_epoch"], stopped["epochs"]) == (1, 3) == (result.best_epoch, 3)
     # One update per epoch (the whole corpus is one batch): the budget ends at epoch 2.
     cfg = tiny_config(tmp_path / "b", corpus, max_epochs=50, patience=50, max_updates=2)
@@ -419,6 +423,7 @@ def test_training_stops_by_patience_or_update_budget_and_says_why(tmp_path: Path
     records = (tmp_path / "b" / "run" / METRICS_NAME).read_text().splitlines()
     stopped = json.loads(records[-1])
     assert stopped["stopped"] == "max_updates (2) reached" and stopped["epochs"] == 2
+    assert stopped["limit"] == "max_updates"
     assert stopped["updates"] == 2
 
 

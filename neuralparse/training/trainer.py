@@ -15,7 +15,8 @@ head's cross-entropy over the words (weighted by ``model.<column>_loss_weight``)
 parser learn together on the shared encoder.  Training runs until dev LAS has not improved
 for ``patience`` epochs; ``max_epochs``, ``max_updates`` and ``max_time_minutes`` are budgets
 that end it earlier only when they are reached first, and the reason is logged and written to
-metrics.jsonl (a ``"stopped"`` line).
+metrics.jsonl (a ``"stopped"`` line, whose ``"limit"`` names what ended the run: ``patience``
+or one of the budgets).
 
 Determinism: the model is initialised after ``torch.manual_seed(seed)``; each epoch reseeds
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
@@ -335,11 +336,12 @@ def _train(
     history: list[dict[str, Any]] = []
     epoch_seconds: list[float] = []
     last_epoch = progress.epoch
-    reason = f"max_epochs ({trainer.max_epochs}) reached"
+    limit, reason = "max_epochs", f"max_epochs ({trainer.max_epochs}) reached"
     for epoch in range(progress.epoch + 1, trainer.max_epochs + 1):
         if trainer.max_time_minutes is not None and epoch_seconds:
             expected = time.perf_counter() - started + sum(epoch_seconds) / len(epoch_seconds)
             if expected > 60 * trainer.max_time_minutes:
+                limit = "max_time_minutes"
                 reason = f"another epoch would pass max_time_minutes ({trainer.max_time_minutes})"
                 break
         epoch_start = time.perf_counter()
@@ -371,9 +373,11 @@ def _train(
             history.append(record)
             decayed = record["lr_decayed"]
             if progress.stale >= trainer.patience:
-                stop, reason = True, f"patience: no better dev LAS for {progress.stale} epochs"
+                stop, limit = True, "patience"
+                reason = f"patience: no better dev LAS for {progress.stale} epochs"
             elif trainer.max_updates is not None and progress.updates >= trainer.max_updates:
-                stop, reason = True, f"max_updates ({trainer.max_updates}) reached"
+                stop, limit = True, "max_updates"
+                reason = f"max_updates ({trainer.max_updates}) reached"
         epoch_seconds.append(time.perf_counter() - epoch_start)
         # Rank 0 decided and decayed its own learning rate before saving the checkpoint.
         if context.broadcast_flag(context.is_main and decayed) and not context.is_main:
@@ -384,6 +388,7 @@ def _train(
         log.info("stopped after epoch %d: %s", last_epoch, reason)
         stopped = {
             "stopped": reason,
+            "limit": limit,
             "epochs": last_epoch,
             "updates": progress.updates,
             "best_epoch": progress.best_epoch,
