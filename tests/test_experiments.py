@@ -539,3 +539,49 @@ def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, ca
     assert "1 of 2 finished runs stopped by patience after their best epoch" in out
     assert "| el | arc_eager | default | 2 | 1 | – | 40.00 | still training |" in out
     assert convergence.main(["--runs", str(tmp_path / "none"), "--out", str(png)]) == 1
+
+
+def test_tag_gap_feeds_the_gold_tag_parser_gold_predicted_and_mixed_tags(tmp_path: Path) -> None:
+    from omegaconf import OmegaConf
+
+    from experiments import tag_gap
+    from neuralparse import Parser
+    from neuralparse.training.trainer import train
+    from tests.test_training import tiny_config
+
+    sentences = make_corpus(20, seed=4)
+    runs = tmp_path / "runs" / "el_gdt" / "arc_eager"
+    for run, tag_input in ((runs / "seed1", "none"), (runs / "gold_tags" / "seed1", "gold")):
+        run.mkdir(parents=True)
+        cfg = tiny_config(run, sentences, max_epochs=2)
+        cfg.model.tag_input = tag_input
+        shared = str(runs / "seed1" / "train.conllu")  # both runs on one file, as in a study
+        cfg.data.train = cfg.data.dev = cfg.data.test = shared
+        train(cfg, run)
+        (run / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    gold = read_conllu(runs / "seed1" / "train.conllu")
+    predicted = [s.with_tags(upos=["X"] * len(s), feats=["A=B"] * len(s)) for s in gold]
+    mixed = tag_gap.given_tags(gold, predicted, tag_gap.GIVEN["predicted_pos"])
+    assert [s.upos for s in mixed] == [s.upos for s in predicted]
+    assert [s.xpos for s in mixed] == [s.xpos for s in predicted]
+    assert [s.feats for s in mixed] == [s.feats for s in gold]
+    out = tmp_path / "results"
+    argv = ["--data", "el_gdt", "hu_szeged", "--runs", str(tmp_path / "runs"), "--threads", "1"]
+    assert tag_gap.main([*argv, "--out", str(out)]) == 0
+    (row,) = json.loads((out / "tag_gap.json").read_text())["rows"]
+    words = sum(len(s) for s in gold)
+    assert (row["data"], row["system"], row["words"]) == ("el_gdt", "arc_eager", words)
+    las = [row[f"tagged_{setting}"] for setting in (*tag_gap.GIVEN, "untagged")]
+    assert all(0 <= value <= 100 for value in [*las, row["joint_untagged"], row["joint_upos"]])
+    assert row["gap"] == pytest.approx(row["tagged_gold"] - row["joint_untagged"])
+    # The same figures as each model's own evaluation in the matching setting.
+    test = runs / "seed1" / "train.conllu"
+    joint, tagged = (
+        Parser.load(d / "checkpoint.pt") for d in (runs / "seed1", runs / "gold_tags" / "seed1")
+    )
+    assert row["joint_untagged"] == joint.evaluate(test, untagged=True)["las"]
+    assert row["joint_upos"] == joint.evaluate(test, untagged=True)["upos"]
+    assert row["tagged_gold"] == tagged.evaluate(test)["las"]
+    assert row["tagged_untagged"] == tagged.evaluate(test, untagged=True)["las"]
+    assert "| el_gdt | arc_eager |" in (out / "tag_gap.md").read_text()
+    assert tag_gap.main([*argv[:3], "--runs", str(tmp_path / "none"), "--out", str(out)]) == 1
