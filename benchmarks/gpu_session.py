@@ -22,8 +22,9 @@ first:
   one process and the default workers); ``big_file``: 100,000 sentences, time to first output
   and memory;
 * ``epoch_cost_hu`` (every system, dev evaluation included) and ``epoch_cost_ewt``;
-* ``train_hu_two_registers``, ``train_hu_three_step`` and ``graphs_hu``: greedy and beam 8 of
-  both with and without CUDA graphs on English-EWT test (``benchmarks.throughput``).
+* ``train_hu_two_registers``, ``train_hu_three_step``, ``train_hu_swap`` and ``graphs_hu``:
+  greedy and beam 8 of the three with and without CUDA graphs on English-EWT test
+  (``benchmarks.throughput``).
 
 The data root is ``NEURALPARSE_DATA`` (copy the shared treebanks into an ignored folder of the
 checkout and carry it: see ``docs/dev/gpu-checks.md``).
@@ -112,10 +113,11 @@ def _device_check(ctx: Context) -> list[str]:
 
 
 def _graphs_hu(ctx: Context) -> list[str]:
-    """Greedy and beam 8 of the two Hungarian models, with and without CUDA graphs, on
+    """Greedy and beam 8 of the three Hungarian models, with and without CUDA graphs, on
     English-EWT test (throughput's default input)."""
-    models = [str(ctx.model("hu_two_registers")), str(ctx.model("hu_three_step"))]
-    systems = ["--systems", "two_registers", "three_step", "--checkpoint", *models]
+    names = ("two_registers", "three_step", "swap")
+    models = [str(ctx.model(f"hu_{name}")) for name in names]
+    systems = ["--systems", *names, "--checkpoint", *models]
     limit = ["--limit", "40"] if ctx.rehearse else []
     common = ["--device", ctx.device, "--threads", "2", "--beam", "8", "--compare-graphs"]
     out = ["--json-out", str(ctx.json("graphs_hu"))]
@@ -175,7 +177,13 @@ STEPS: tuple[Step, ...] = (
     Step(
         "train_hu_three_step", 1.5, lambda ctx: ctx.train("hu_three_step", *HU, "system=three_step")
     ),
-    Step("graphs_hu", 1.0, _graphs_hu, ("train_hu_two_registers", "train_hu_three_step")),
+    Step("train_hu_swap", 1.5, lambda ctx: ctx.train("hu_swap", *HU, "system=swap")),
+    Step(
+        "graphs_hu",
+        1.2,
+        _graphs_hu,
+        ("train_hu_two_registers", "train_hu_three_step", "train_hu_swap"),
+    ),
 )
 NAMES = tuple(step.name for step in STEPS)
 

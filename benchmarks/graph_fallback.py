@@ -1,10 +1,11 @@
 """How much of a file a system's CUDA-graph variant leaves to the eager loop.
 
-A system that is not graph-safe but reads the host only in rare configurations records its
-greedy decoding through a host-free variant (``TransitionSystem.for_graphs``: two-registers)
-that abandons those configurations; the abandoned sentences are decoded again eagerly after
-the replay.  How well that pays on a GPU depends on how many sentences a *trained* parser
-abandons, which this script counts on the CPU: it runs the loop that a graph records
+A system that is not graph-safe records its greedy decoding through a host-free variant
+(``TransitionSystem.for_graphs``) that abandons the configurations it cannot decide without
+the host (two-registers' register phases) or within a linear number of steps (swap's budget
+of swaps); the abandoned sentences are decoded again eagerly after the replay.  How well
+that pays on a GPU depends on how many sentences a *trained* parser abandons, which this
+script counts on the CPU: it runs the loop that a graph records
 (:func:`neuralparse.search.graphs.fixed_length_greedy`, eagerly) over a file, in the batches
 prediction uses, and reports the sentences and words abandoned.
 

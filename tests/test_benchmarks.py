@@ -25,6 +25,7 @@ from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_c
 from neuralparse.search.graphs import fixed_length_greedy
 from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
 from neuralparse.systems import get_system
+from neuralparse.systems.swap import Swap
 from tests.parser_fixtures import make_corpus, write_corpus
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -117,7 +118,9 @@ def _saved_untrained(name: str, treebank: Path, path: Path) -> LoadedParser:
     return parser
 
 
-def test_graph_fallback_counts_the_abandoned_sentences(treebank: Path, tmp_path: Path) -> None:
+def test_graph_fallback_counts_the_abandoned_sentences(
+    treebank: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     registers = _saved_untrained("two_registers", treebank, tmp_path / "tr.pt")
     _saved_untrained("arc_eager", treebank, tmp_path / "ae.pt")
     _saved_untrained("swap", treebank, tmp_path / "swap.pt")
@@ -137,6 +140,12 @@ def test_graph_fallback_counts_the_abandoned_sentences(treebank: Path, tmp_path:
     assert two_registers["abandoned_sentences"] == int(abandoned.sum())
     assert two_registers["abandoned_words"] == int(batch.lengths[abandoned].sum())
     assert two_registers["sentences"] == 12
+    # Swap's variant abandons what its budget of swaps does not finish (an untrained scorer
+    # swaps often); a system without a graph variant is refused.
+    assert graph_fallback.main([*argv, str(tmp_path / "swap.pt")]) == 0
+    (swap,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    assert swap["system"] == "swap" and 0 <= swap["abandoned_sentences"] <= 12
+    monkeypatch.setattr(Swap, "for_graphs", lambda self: None)
     with pytest.raises(SystemExit, match="no greedy graphs"):
         graph_fallback.main([*argv, str(tmp_path / "swap.pt")])
 

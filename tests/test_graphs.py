@@ -32,7 +32,8 @@ INDEXING = {aten.index.Tensor, aten.index_put.default, aten.index_put_.default}
 GRAPH_SAFE = [name for name in SYSTEMS if get_system(name).graph_safe]
 GREEDY_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs() is not None]
 """Systems whose greedy decoding graphs record: the graph-safe ones and those with a
-host-free variant that abandons rare configurations (two-registers)."""
+host-free variant that abandons rare configurations (two-registers) or configurations past a
+linear step budget (swap)."""
 
 
 class RefuseSynchronisation(TorchDispatchMode):
@@ -68,13 +69,16 @@ def test_graph_safe_systems_include_the_projective_planar_and_three_step_ones() 
     assert not supports_graphs(get_system("arc_eager"), torch.device("cpu"))
 
 
-def test_only_two_registers_records_greedy_graphs_through_a_variant() -> None:
-    assert set(GREEDY_GRAPHS) - set(GRAPH_SAFE) == {"two_registers"}
-    system = get_system("two_registers")
-    assert system.for_graphs() is not system and not system.abandons_slow_rows
-    assert supports_graphs(system, torch.device("cuda"))
-    assert not supports_graphs(system, torch.device("cuda"), beam=True)
-    assert not supports_graphs(get_system("swap"), torch.device("cuda"))
+def test_two_registers_and_swap_record_greedy_graphs_through_a_variant() -> None:
+    assert set(GREEDY_GRAPHS) - set(GRAPH_SAFE) == {"two_registers", "swap"}
+    registers = get_system("two_registers")
+    assert registers.for_graphs() is not registers and not registers.abandons_slow_rows
+    swap = get_system("swap")
+    assert swap.for_graphs() is not swap and not swap.linear_budget
+    assert swap.max_transitions(100) == 100 * 101 and swap.for_graphs().max_transitions(100) == 258
+    for system in (registers, swap):
+        assert supports_graphs(system, torch.device("cuda"))
+        assert not supports_graphs(system, torch.device("cuda"), beam=True)
 
 
 @pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
@@ -93,14 +97,16 @@ def test_graph_safe_steps_never_synchronise(system_name: str) -> None:
             system.features(state)
             system.legal(state)
             system.apply(state, actions)
-    assert bool(system.terminal(state).all())
+    with RefuseSynchronisation():
+        over = system.abandoned(state)  # swap: past the budget (random walks swap a lot)
+    assert bool((system.terminal(state) | over).all())
     with RefuseSynchronisation():
         system.heads_and_labels(state)
 
 
 @pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
 def test_graph_safe_step_bounds_are_linear(system_name: str) -> None:
-    system = get_system(system_name)
+    system = get_system(system_name).for_graphs()
     assert system.max_transitions(400) <= 16 * system.max_transitions(25) + 16
 
 
@@ -130,10 +136,11 @@ def test_fixed_length_loop_gives_the_greedy_trees_for_every_system(system_name: 
     assert not bool(abandoned.any())  # only a for_graphs variant abandons
 
 
-def test_two_registers_graphs_redecode_what_they_abandon() -> None:
-    """The untrained scorer stores registers often, so the host-free variant abandons some
+@pytest.mark.parametrize("system_name", ["two_registers", "swap"])
+def test_graphs_redecode_what_their_variant_abandons(system_name: str) -> None:
+    """The untrained scorer stores registers (swaps) often, so the variant abandons some
     sentences (and finishes others); the search decodes those again: greedy_decode's trees."""
-    _, encoded, system, model = _setup("two_registers", count=40, seed=7)
+    _, encoded, system, model = _setup(system_name, count=40, seed=7)
     decode = GraphedSearch(model, system)
     batch = encoded.batch(torch.arange(40))
     with torch.inference_mode():
@@ -147,7 +154,7 @@ def test_two_registers_graphs_redecode_what_they_abandon() -> None:
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
-@pytest.mark.parametrize(("system_name", "beam_size"), [("swap", None), ("two_registers", 3)])
+@pytest.mark.parametrize(("system_name", "beam_size"), [("swap", 3), ("two_registers", 3)])
 def test_systems_that_synchronise_are_refused(system_name: str, beam_size: int | None) -> None:
     _, _, system, model = _setup(system_name, count=2)
     with pytest.raises(ValueError, match="CUDA graph"):

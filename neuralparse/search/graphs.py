@@ -25,7 +25,9 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   (two-registers' register phases) offers a host-free variant for greedy graphs
   (``TransitionSystem.for_graphs``) that abandons a configuration where it would need the
   host; after the replay the abandoned sentences (one host read per batch says which) are
-  decoded again by the eager loop, so the trees are still the eager loop's.
+  decoded again by the eager loop, so the trees are still the eager loop's.  Swap, whose
+  steps are host-free but whose bound is quadratic, does the same with a linear budget of
+  swaps (:func:`~neuralparse.systems.swap.graph_swap_budget`).
 
 Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):
 it ranks successors with a full stable sort instead of ``topk`` plus a host-side check for

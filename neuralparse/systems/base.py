@@ -299,9 +299,10 @@ class TransitionSystem(ABC):
     def for_graphs(self) -> TransitionSystem | None:
         """The system whose steps a CUDA graph records: this one when :attr:`graph_safe`
         (greedy and beam), None when there is none.  A system whose steps read the host only
-        in rare configurations returns a host-free variant for greedy decoding that abandons
-        a configuration there (:meth:`abandoned`); the graph's caller decodes those sentences
-        again with this system, eagerly, so the trees are the eager loop's.  A graph-safe
+        in rare configurations (two-registers), or whose step bound is not linear (swap),
+        returns a host-free variant for greedy decoding that abandons a configuration there,
+        or past a linear budget (:meth:`abandoned`); the graph's caller decodes those
+        sentences again with this system, eagerly, so the trees are the eager loop's.  A graph-safe
         system whose eager steps read the host where that is free (three-step, on the CPU)
         returns a variant that does not."""
         return self if self.graph_safe else None
