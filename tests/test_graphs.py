@@ -34,6 +34,8 @@ GREEDY_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs() is no
 """Systems whose greedy decoding graphs record: the graph-safe ones and those with a
 host-free variant that abandons rare configurations (two-registers) or configurations past a
 linear step budget (swap)."""
+BEAM_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs(beam=True) is not None]
+"""Systems whose beam search graphs record: the graph-safe ones and swap."""
 
 
 class RefuseSynchronisation(TorchDispatchMode):
@@ -78,7 +80,9 @@ def test_two_registers_and_swap_record_greedy_graphs_through_a_variant() -> None
     assert swap.max_transitions(100) == 100 * 101 and swap.for_graphs().max_transitions(100) == 258
     for system in (registers, swap):
         assert supports_graphs(system, torch.device("cuda"))
-        assert not supports_graphs(system, torch.device("cuda"), beam=True)
+    assert set(BEAM_GRAPHS) - set(GRAPH_SAFE) == {"swap"}
+    assert supports_graphs(swap, torch.device("cuda"), beam=True)
+    assert not supports_graphs(registers, torch.device("cuda"), beam=True)
 
 
 @pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
@@ -154,27 +158,26 @@ def test_graphs_redecode_what_their_variant_abandons(system_name: str) -> None:
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
-@pytest.mark.parametrize(("system_name", "beam_size"), [("swap", 3), ("two_registers", 3)])
-def test_systems_that_synchronise_are_refused(system_name: str, beam_size: int | None) -> None:
-    _, _, system, model = _setup(system_name, count=2)
+def test_two_registers_beam_search_is_refused() -> None:
+    _, _, system, model = _setup("two_registers", count=2)
     with pytest.raises(ValueError, match="CUDA graph"):
-        GraphedSearch(model, system, beam_size)
+        GraphedSearch(model, system, 3)
 
 
 # -- beam search ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+@pytest.mark.parametrize("system_name", BEAM_GRAPHS)
 def test_fixed_length_beam_never_synchronises(system_name: str) -> None:
     _, encoded, system, model = _setup(system_name, count=6, seed=5)
     batch = encoded.batch(torch.arange(6))
     table = model.encode(batch)
     with RefuseSynchronisation():
-        fixed_length_beam(model, system.for_graphs(), table, batch.lengths, 3)
+        fixed_length_beam(model, system.for_graphs(beam=True), table, batch.lengths, 3)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3, 8])
-@pytest.mark.parametrize("system_name", GRAPH_SAFE)
+@pytest.mark.parametrize("system_name", BEAM_GRAPHS)
 def test_fixed_length_padded_beam_gives_the_beam_trees(system_name: str, beam_size: int) -> None:
     _, encoded, system, model = _setup(system_name, count=24, seed=11)
     decode = GraphedSearch(model, system, beam_size)
@@ -185,3 +188,37 @@ def test_fixed_length_padded_beam_gives_the_beam_trees(system_name: str, beam_si
             expected = beam_decode(model, system, batch, beam_size, compact=compact)
             assert all(torch.equal(g, e) for g, e in zip(got[:2], expected[:2], strict=True))
         assert torch.allclose(got[2], expected[2])
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_swap_beam_graphs_search_again_what_their_budget_leaves_undecided(beam_size: int) -> None:
+    """An untrained scorer swaps often, so swap's budget leaves some sentences undecided; the
+    search looks for those again eagerly: beam_decode's trees and scores for every sentence."""
+    _, encoded, system, model = _setup("swap", count=40, seed=7)
+    batch = encoded.batch(torch.arange(40))
+    with torch.inference_mode():
+        table = model.encode(batch)
+        recorded = system.for_graphs(beam=True)
+        *_, undecided = fixed_length_beam(model, recorded, table, batch.lengths, beam_size)
+    assert 0 < int(undecided.sum()) < 40
+    decode = GraphedSearch(model, system, beam_size)
+    for ids in (torch.arange(40), torch.arange(3, 17)):
+        batch = encoded.batch(ids)
+        got = decode(batch)
+        expected = beam_decode(model, system, batch, beam_size, compact=False)
+        assert all(torch.equal(g, e) for g, e in zip(got[:2], expected[:2], strict=True))
+        assert torch.allclose(got[2], expected[2])  # a smaller batch may round differently
+
+
+def test_beam_decode_of_some_sentences_gives_their_rows_of_the_whole_batch() -> None:
+    _, encoded, system, model = _setup("arc_eager", count=12, seed=3)
+    batch = encoded.batch(torch.arange(12))
+    whole = beam_decode(model, system, batch, 3, compact=False)
+    some = torch.tensor([9, 2, 5])
+    part = beam_decode(model, system, batch, 3, compact=False, sentences=some)
+    width = part[0].shape[1]
+    assert torch.equal(part[0], whole[0][some, :width]) and torch.equal(
+        part[1], whole[1][some, :width]
+    )
+    assert bool((whole[0][some, width:] == -1).all())
+    assert torch.allclose(part[2], whole[2][some])

@@ -151,25 +151,28 @@ def beam_decode(
     compact: bool = True,
     table: TokenTable | None = None,
     max_steps: int | None = None,
+    sentences: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Heads and label ids ``[S, n_max + 1]`` (column 0 unused) of the best derivation found
     for each of the ``S`` sentences of a batch already on the model's device, and its score
     ``[S]`` (float64 sum of action log-probabilities).  See the module docstring;
     ``compact=False`` keeps decided sentences in the batch (the same results, slower);
-    ``table`` is the batch already encoded.  ``max_steps``, a hook for measurements
+    ``table`` is the batch already encoded; ``sentences`` (indices into the batch) searches
+    only those, one result each in that order.  ``max_steps``, a hook for measurements
     (:mod:`benchmarks`), stops after that many transitions, finished or not (sentences with
     no finished item then score -inf, and no error is raised)."""
     if beam_size < 1:
         raise ValueError(f"beam_size must be positive, got {beam_size}")
     table = table if table is not None else model.encode(batch)
-    sentences, device = batch.lengths.shape[0], batch.lengths.device
+    device = batch.lengths.device
+    rows = torch.arange(batch.lengths.shape[0], device=device) if sentences is None else sentences
     k = beam_size
-    state: State = system.initial(batch.lengths.repeat_interleave(k), device)
+    state: State = system.initial(batch.lengths[rows].repeat_interleave(k), device)
     n_max = state.n_max
-    results = _Results(sentences, n_max, device)
-    # The batch's sentences (their rows in the encoded table) still searched, in order.
-    searched = torch.arange(sentences, device=device)
-    beam = _Beam.start(sentences, k, device)
+    results = _Results(rows.shape[0], n_max, device)
+    # The searched sentences (their places in ``rows``) still searched, in order.
+    searched = torch.arange(rows.shape[0], device=device)
+    beam = _Beam.start(rows, k)
     limit = system.max_transitions(n_max)
     for _ in range(limit if max_steps is None else min(limit, max_steps)):
         finished = system.terminal(state)
@@ -197,21 +200,25 @@ def beam_decode(
 
 def fixed_length_beam(
     model: ParserModel, system: TransitionSystem, table: TokenTable, lengths: Tensor, beam_size: int
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """:func:`beam_decode` for exactly ``max_transitions(table.width - 1)`` steps, with no
     host synchronisation (the body that a CUDA graph records): heads and label ids
-    ``[S, table.width]`` and scores ``[S]``.  The extra steps change nothing (a finished item
-    is its own only successor, dead items stay frozen), and the successors are ranked by the
-    same order, so the results are those of ``beam_decode(..., compact=False)``."""
-    sentences, device = lengths.shape[0], lengths.device
+    ``[S, table.width]``, scores ``[S]``, and ``[S]`` whether a sentence is still undecided
+    (:func:`decided`).  The extra steps change nothing (a finished item is its own only
+    successor, dead items stay frozen), and the successors are ranked by the same order, so
+    the results of the decided sentences are those of ``beam_decode(..., compact=False)``.
+    Only a system whose step bound is a budget (``TransitionSystem.for_graphs``: swap's)
+    leaves sentences undecided; their results are unfinished."""
+    device = lengths.device
     state = system.initial(lengths.repeat_interleave(beam_size), device, n_max=table.width - 1)
-    beam = _Beam.start(sentences, beam_size, device)
+    beam = _Beam.start(torch.arange(lengths.shape[0], device=device), beam_size)
     for _ in range(system.max_transitions(state.n_max)):
         finished = system.terminal(state)
         state = beam.step(model, system, table, state, finished, ranked_successors)
-    item, score = best_finished(beam.scores, system.terminal(state), beam_size)
+    finished = system.terminal(state)
+    item, score = best_finished(beam.scores, finished, beam_size)
     heads, labels = system.heads_and_labels(system.reorder(state, beam.first_item + item))
-    return heads, labels, score
+    return heads, labels, score, ~decided(beam.scores, finished, beam_size)
 
 
 @dataclass
@@ -227,13 +234,15 @@ class _Beam:
     greedy_item: Tensor
 
     @classmethod
-    def start(cls, sentences: int, beam_size: int, device: torch.device) -> _Beam:
+    def start(cls, rows: Tensor, beam_size: int) -> _Beam:
+        """The beams of the sentences at ``rows [S]`` of the encoded table."""
+        sentences, device = rows.shape[0], rows.device
         scores = torch.full((sentences, beam_size), NEG_INF, dtype=torch.float64, device=device)
         scores[:, 0] = 0.0  # only the first copy of each sentence is live at the start
         return cls(
             beam_size,
             scores.flatten(),
-            torch.arange(sentences, device=device).repeat_interleave(beam_size),
+            rows.repeat_interleave(beam_size),
             torch.arange(sentences, device=device) * beam_size,
             torch.zeros(sentences, dtype=torch.long, device=device),
         )

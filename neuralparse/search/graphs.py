@@ -32,7 +32,10 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
 Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):
 it ranks successors with a full stable sort instead of ``topk`` plus a host-side check for
 ties, and keeps decided sentences in the batch (no compaction), so its results are those of
-``beam_decode(..., compact=False)``.
+``beam_decode(..., compact=False)``.  Swap's variant records beam search too: a sentence
+whose result its budget leaves undecided (an unfinished item still scores above the best
+finished one) is searched again eagerly.  Two-registers' variant does not: an abandoned item
+would have competed with the finished ones.
 
 On the CPU the same fixed-length loops run eagerly (no graph), which is how their equality with
 :func:`~neuralparse.search.greedy.greedy_decode` and
@@ -78,7 +81,7 @@ def supports_graphs(system: TransitionSystem, device: torch.device, *, beam: boo
     decoding or (``beam``) beam search."""
     if device.type != "cuda":
         return False
-    return system.graph_safe if beam else system.for_graphs() is not None
+    return system.for_graphs(beam=beam) is not None
 
 
 def fixed_length_greedy(
@@ -140,14 +143,14 @@ class GraphedSearch:
     def __init__(
         self, model: ParserModel, system: TransitionSystem, beam_size: int | None = None
     ) -> None:
-        recorded = system.for_graphs()
-        if recorded is None or (beam_size is not None and not system.graph_safe):
+        recorded = system.for_graphs(beam=beam_size is not None)
+        if recorded is None:
             search = "greedy decoding" if beam_size is None else "beam search"
             raise ValueError(f"{system.name}: {search} cannot be replayed from a CUDA graph")
         self.model = model
         self.system = system
         self.recorded = recorded
-        """The system the graphs run: ``system.for_graphs()``."""
+        """The system the graphs run: ``system.for_graphs(beam=...)``."""
         self.beam_size = beam_size
         self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
         self.storage: Tensor | None = None
@@ -200,25 +203,30 @@ class GraphedSearch:
             (out[:sentences, :width] if out.dim() == 2 else out[:sentences]).clone()
             for out in outputs
         )
-        if self.beam_size is not None:
-            return outputs
-        heads, labels, abandoned = outputs
+        *results, abandoned = outputs
         if self.recorded is not self.system and bool(abandoned.any()):
-            self._redecode(batch, table, heads, labels, abandoned.nonzero().flatten())
-        return heads, labels
+            self._redecode(batch, table, results, abandoned.nonzero().flatten())
+        return tuple(results)
 
     def _redecode(
-        self, batch: ModelInput, table: TokenTable, heads: Tensor, labels: Tensor, redo: Tensor
+        self, batch: ModelInput, table: TokenTable, results: list[Tensor], redo: Tensor
     ) -> None:
-        """Decode the sentences ``redo`` again with the eager loop, into ``heads`` and
-        ``labels`` (the abandoned ones: their graph derivations are unfinished)."""
-        redone_heads, redone_labels, _ = greedy_decode_counted(
-            self.model, self.system, batch, table, sentences=redo
-        )
-        columns = redone_heads.shape[1]
-        for out, redone in ((heads, redone_heads), (labels, redone_labels)):
-            out[redo] = -1
-            out[redo, :columns] = redone
+        """Decode the sentences ``redo`` again with the eager loop, into ``results`` (heads,
+        label ids and, for beam search, scores; the abandoned ones: their graph derivations
+        are unfinished)."""
+        if self.beam_size is None:
+            redone = greedy_decode_counted(self.model, self.system, batch, table, sentences=redo)
+        else:
+            redone = beam_decode(
+                self.model, self.system, batch, self.beam_size,
+                compact=False, table=table, sentences=redo,
+            )  # fmt: skip
+        for out, new in zip(results, redone, strict=False):
+            if out.dim() == 2:
+                out[redo] = -1
+                out[redo, : new.shape[1]] = new
+            else:
+                out[redo] = new
 
     def _input_rows(self, count: int, like: Tensor) -> Tensor:
         """``[count, F, H]`` rows of the shared input storage.  Growing the storage drops the

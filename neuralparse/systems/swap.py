@@ -124,10 +124,10 @@ class Swap(ArcStandard):
         self.linear_budget = False
         """Set on the :meth:`for_graphs` variant: at most :func:`graph_swap_budget` swaps."""
 
-    def for_graphs(self) -> Swap:
-        """The variant that CUDA graphs record for greedy decoding: the same steps (none reads
-        the host) for a linear number of transitions, ``2n`` plus two per swap of
-        :func:`graph_swap_budget`; a configuration still unfinished then is abandoned
+    def for_graphs(self, *, beam: bool = False) -> Swap:
+        """The variant that CUDA graphs record, for greedy decoding and beam search: the same
+        steps (none reads the host) for a linear number of transitions, ``2n`` plus two per
+        swap of :func:`graph_swap_budget`; a configuration still unfinished then is abandoned
         (:meth:`abandoned`), and the graph's caller decodes its sentence again eagerly."""
         variant = copy.copy(self)
         variant.linear_budget = True

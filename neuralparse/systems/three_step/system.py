@@ -208,7 +208,7 @@ class ThreeStep(TransitionSystem):
         count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
         return count[STEP1] > 0, count[STEP2] + count[STEP3] > 0
 
-    def for_graphs(self) -> ThreeStep:
+    def for_graphs(self, *, beam: bool = False) -> ThreeStep:
         """The variant that CUDA graphs record (greedy and beam): it never reads the phases
         on the host (:meth:`_busy`), so its steps are the same operations whatever the
         device; its transitions and masks are this system's."""

@@ -268,10 +268,13 @@ class TwoRegisters(TransitionSystem):
         finished = (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
         return finished | (s["abandoned"] == 1)
 
-    def for_graphs(self) -> TwoRegisters:
-        """A host-free variant for CUDA graphs: :meth:`transition_legal` decides the fast
-        rows by the closed form, which is the rule there, and abandons every other
-        non-terminal configuration (:meth:`abandoned`; it counts as terminal from then on)."""
+    def for_graphs(self, *, beam: bool = False) -> TwoRegisters | None:
+        """A host-free variant for greedy CUDA graphs: :meth:`transition_legal` decides the
+        fast rows by the closed form, which is the rule there, and abandons every other
+        non-terminal configuration (:meth:`abandoned`; it counts as terminal from then on).
+        None for beam search: an abandoned item would compete with the finished ones."""
+        if beam:
+            return None
         variant = copy.copy(self)
         variant.abandons_slow_rows = True
         return variant
