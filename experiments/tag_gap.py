@@ -34,13 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from experiments.report import write_results
-from experiments.runs import DATA_KEYS, STUDY_RUNS, load_run
+from experiments.runs import DATA_KEYS, ROOT, STUDY_RUNS, load_run
 
 if TYPE_CHECKING:
     from neuralparse import Parser
     from neuralparse.io import Sentence
 
-RESULTS = Path(__file__).resolve().parents[1] / "experiments" / "results"
+RESULTS = ROOT / "experiments" / "results"
 GIVEN = {
     "gold": ("upos", "xpos", "feats"),
     "predicted": (),
