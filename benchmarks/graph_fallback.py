@@ -3,13 +3,15 @@
 A system that is not graph-safe records its greedy decoding through a host-free variant
 (``TransitionSystem.for_graphs``) that abandons the configurations it cannot decide without
 the host (two-registers' register phases) or within a linear number of steps (swap's budget
-of swaps); the abandoned sentences are decoded again eagerly after the replay.  How well
-that pays on a GPU depends on how many sentences a *trained* parser abandons, which this
-script counts on the CPU: it runs the loop that a graph records
-(:func:`neuralparse.search.graphs.fixed_length_greedy`, eagerly) over a file, in the batches
-prediction uses, and reports the sentences and words abandoned.
+of swaps); the abandoned sentences are decoded again eagerly after the replay.  Beam search
+does the same for the sentences whose beam had an item abandoned at any step (or which the
+budget left undecided).  How well that pays on a GPU depends on how many sentences a
+*trained* parser abandons, which this script counts on the CPU: it runs the loop that a graph
+records (:func:`neuralparse.search.graphs.fixed_length_greedy`, or
+:func:`neuralparse.search.beam.fixed_length_beam` with ``--beam K``, eagerly) over a file, in
+the batches prediction uses, and reports the sentences and words searched again.
 
-    python -m benchmarks.graph_fallback --checkpoint CKPT [CKPT ...] [--input FILE]
+    python -m benchmarks.graph_fallback --checkpoint CKPT [CKPT ...] [--input FILE] [--beam K]
 """
 
 from __future__ import annotations
@@ -25,16 +27,18 @@ from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.prediction import PredictOptions, batches_by_length, max_word_chars
 from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.search.beam import fixed_length_beam
 from neuralparse.search.graphs import fixed_length_greedy
 
 
-def abandoned_share(checkpoint: Path, source: Path) -> dict[str, object]:
+def abandoned_share(checkpoint: Path, source: Path, beam: int | None = None) -> dict[str, object]:
     """Sentences and words of ``source`` that the graph variant of ``checkpoint``'s system
-    abandons (on the CPU, in prediction's batches)."""
+    abandons (on the CPU, in prediction's batches), greedy or with a beam of ``beam``."""
     parser = load_parser(checkpoint)
-    recorded = parser.system.for_graphs()
+    recorded = parser.system.for_graphs(beam=beam is not None)
     if recorded is None:
-        raise SystemExit(f"{checkpoint}: {parser.system.name} has no greedy graphs")
+        search = "greedy" if beam is None else "beam search"
+        raise SystemExit(f"{checkpoint}: {parser.system.name} has no {search} graphs")
     sentences = list(read_conllu(source))
     corpus = EncodedCorpus.build(
         sentences, parser.vocabs, max_word_chars(parser), parser.contextual
@@ -44,13 +48,19 @@ def abandoned_share(checkpoint: Path, source: Path) -> dict[str, object]:
         for ids in batches_by_length(corpus.lengths, PredictOptions()):
             batch = corpus.batch(ids)
             table = parser.model.encode(batch)
-            *_, abandoned = fixed_length_greedy(parser.model, recorded, table, batch.lengths)
+            if beam is None:
+                *_, abandoned = fixed_length_greedy(parser.model, recorded, table, batch.lengths)
+            else:
+                *_, abandoned = fixed_length_beam(
+                    parser.model, recorded, table, batch.lengths, beam
+                )
             abandoned_sentences += int(abandoned.sum())
             abandoned_words += int(batch.lengths[abandoned].sum())
     words = int(corpus.lengths.sum())
     return {
         "checkpoint": str(checkpoint),
         "system": parser.system.name,
+        "search": "greedy" if beam is None else f"beam {beam}",
         "input": str(source),
         "sentences": len(sentences),
         "words": words,
@@ -64,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint", type=Path, nargs="+", required=True)
     parser.add_argument("--input", type=Path, help="CoNLL-U file (default: EWT test)")
+    parser.add_argument("--beam", type=int, help="beam size (default: greedy decoding)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
         "--json-out", type=Path, default=ROOT / "outputs/benchmarks/graph_fallback.json"
@@ -71,11 +82,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     source = args.input or shared_split("UD_English-EWT", "test")
-    rows = [abandoned_share(path, source) for path in args.checkpoint]
-    print("system         sentences  abandoned   share  words abandoned  checkpoint")
+    rows = [abandoned_share(path, source, args.beam) for path in args.checkpoint]
+    print("system         search  sentences  abandoned   share  words abandoned  checkpoint")
     for row in rows:
         print(
-            f"{row['system']:<14} {row['sentences']:>9} {row['abandoned_sentences']:>10} "
+            f"{row['system']:<14} {row['search']:<7} {row['sentences']:>9} "
+            f"{row['abandoned_sentences']:>10} "
             f"{row['abandoned_sentence_share']:>7.2%} {row['abandoned_words']:>16}  "
             f"{row['checkpoint']}"
         )

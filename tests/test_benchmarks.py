@@ -22,6 +22,7 @@ from benchmarks import (
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
+from neuralparse.search.beam import fixed_length_beam
 from neuralparse.search.graphs import fixed_length_greedy
 from neuralparse.search.greedy import greedy_decode, greedy_decode_counted
 from neuralparse.systems import get_system
@@ -139,13 +140,20 @@ def test_graph_fallback_counts_the_abandoned_sentences(
         *_, abandoned = fixed_length_greedy(registers.model, recorded, table, batch.lengths)
     assert two_registers["abandoned_sentences"] == int(abandoned.sum())
     assert two_registers["abandoned_words"] == int(batch.lengths[abandoned].sum())
-    assert two_registers["sentences"] == 12
+    assert two_registers["sentences"] == 12 and two_registers["search"] == "greedy"
+    # Beam search: the sentences whose search the variant leaves undecided.
+    assert graph_fallback.main([*argv, str(tmp_path / "tr.pt"), "--beam", "3"]) == 0
+    (beam,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    with torch.inference_mode():
+        recorded = registers.system.for_graphs(beam=True)
+        *_, undecided = fixed_length_beam(registers.model, recorded, table, batch.lengths, 3)
+    assert beam["search"] == "beam 3" and beam["abandoned_sentences"] == int(undecided.sum())
     # Swap's variant abandons what its budget of swaps does not finish (an untrained scorer
     # swaps often); a system without a graph variant is refused.
     assert graph_fallback.main([*argv, str(tmp_path / "swap.pt")]) == 0
     (swap,) = json.loads(out.read_text(encoding="utf-8"))["runs"]
     assert swap["system"] == "swap" and 0 <= swap["abandoned_sentences"] <= 12
-    monkeypatch.setattr(Swap, "for_graphs", lambda self: None)
+    monkeypatch.setattr(Swap, "for_graphs", lambda self, beam=False: None)
     with pytest.raises(SystemExit, match="no greedy graphs"):
         graph_fallback.main([*argv, str(tmp_path / "swap.pt")])
 

@@ -35,7 +35,7 @@ GREEDY_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs() is no
 host-free variant that abandons rare configurations (two-registers) or configurations past a
 linear step budget (swap)."""
 BEAM_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs(beam=True) is not None]
-"""Systems whose beam search graphs record: the graph-safe ones and swap."""
+"""Systems whose beam search graphs record: the same (all nine)."""
 
 
 class RefuseSynchronisation(TorchDispatchMode):
@@ -71,8 +71,9 @@ def test_graph_safe_systems_include_the_projective_planar_and_three_step_ones() 
     assert not supports_graphs(get_system("arc_eager"), torch.device("cpu"))
 
 
-def test_two_registers_and_swap_record_greedy_graphs_through_a_variant() -> None:
+def test_two_registers_and_swap_record_graphs_through_a_variant() -> None:
     assert set(GREEDY_GRAPHS) - set(GRAPH_SAFE) == {"two_registers", "swap"}
+    assert set(BEAM_GRAPHS) == set(GREEDY_GRAPHS) == set(SYSTEMS)
     registers = get_system("two_registers")
     assert registers.for_graphs() is not registers and not registers.abandons_slow_rows
     swap = get_system("swap")
@@ -80,9 +81,7 @@ def test_two_registers_and_swap_record_greedy_graphs_through_a_variant() -> None
     assert swap.max_transitions(100) == 100 * 101 and swap.for_graphs().max_transitions(100) == 258
     for system in (registers, swap):
         assert supports_graphs(system, torch.device("cuda"))
-    assert set(BEAM_GRAPHS) - set(GRAPH_SAFE) == {"swap"}
-    assert supports_graphs(swap, torch.device("cuda"), beam=True)
-    assert not supports_graphs(registers, torch.device("cuda"), beam=True)
+        assert supports_graphs(system, torch.device("cuda"), beam=True)
 
 
 @pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
@@ -158,12 +157,6 @@ def test_graphs_redecode_what_their_variant_abandons(system_name: str) -> None:
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
-def test_two_registers_beam_search_is_refused() -> None:
-    _, _, system, model = _setup("two_registers", count=2)
-    with pytest.raises(ValueError, match="CUDA graph"):
-        GraphedSearch(model, system, 3)
-
-
 # -- beam search ---------------------------------------------------------------------------
 
 
@@ -191,10 +184,14 @@ def test_fixed_length_padded_beam_gives_the_beam_trees(system_name: str, beam_si
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_swap_beam_graphs_search_again_what_their_budget_leaves_undecided(beam_size: int) -> None:
-    """An untrained scorer swaps often, so swap's budget leaves some sentences undecided; the
-    search looks for those again eagerly: beam_decode's trees and scores for every sentence."""
-    _, encoded, system, model = _setup("swap", count=40, seed=7)
+@pytest.mark.parametrize("system_name", ["two_registers", "swap"])
+def test_beam_graphs_search_again_what_their_variant_leaves_undecided(
+    system_name: str, beam_size: int
+) -> None:
+    """An untrained scorer stores registers (swaps) often, so the variant gives up items of
+    some sentences (swap's budget leaves some undecided); the search looks for those again
+    eagerly: beam_decode's trees and scores for every sentence."""
+    _, encoded, system, model = _setup(system_name, count=40, seed=7)
     batch = encoded.batch(torch.arange(40))
     with torch.inference_mode():
         table = model.encode(batch)

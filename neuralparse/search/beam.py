@@ -207,8 +207,14 @@ def fixed_length_beam(
     (:func:`decided`).  The extra steps change nothing (a finished item is its own only
     successor, dead items stay frozen), and the successors are ranked by the same order, so
     the results of the decided sentences are those of ``beam_decode(..., compact=False)``.
-    Only a system whose step bound is a budget (``TransitionSystem.for_graphs``: swap's)
-    leaves sentences undecided; their results are unfinished."""
+    Only a :meth:`~neuralparse.systems.TransitionSystem.for_graphs` variant leaves sentences
+    undecided: swap's, whose budget of swaps can leave an unfinished item above the best
+    finished one, and two-registers', which gives up an item where its mask would need the
+    host.  A sentence is decided only if its best finished item also scores strictly above
+    every item ever given up: scores never increase along a derivation, so the eager search's
+    items scoring at least as high are the same at every step (a given-up item's successors
+    score below them and can only displace lower items), hence its best finished item too.
+    The results of undecided sentences are unfinished."""
     device = lengths.device
     state = system.initial(lengths.repeat_interleave(beam_size), device, n_max=table.width - 1)
     beam = _Beam.start(torch.arange(lengths.shape[0], device=device), beam_size)
@@ -218,20 +224,23 @@ def fixed_length_beam(
     finished = system.terminal(state)
     item, score = best_finished(beam.scores, finished, beam_size)
     heads, labels = system.heads_and_labels(system.reorder(state, beam.first_item + item))
-    return heads, labels, score, ~decided(beam.scores, finished, beam_size)
+    outscored = beam.abandoned_score >= score  # an item given up might have won
+    return heads, labels, score, ~decided(beam.scores, finished, beam_size) | outscored
 
 
 @dataclass
 class _Beam:
     """The search's book-keeping beside the state batch: each item's score (float64), its
-    sentence's row in the encoded table, each sentence's first item, and where the greedy
-    derivation is in each beam."""
+    sentence's row in the encoded table, each sentence's first item, where the greedy
+    derivation is in each beam, and the best score of an item of the sentence given up so far
+    (:meth:`~neuralparse.systems.TransitionSystem.abandoned`; -inf when none was)."""
 
     beam_size: int
     scores: Tensor
     rows: Tensor
     first_item: Tensor
     greedy_item: Tensor
+    abandoned_score: Tensor
 
     @classmethod
     def start(cls, rows: Tensor, beam_size: int) -> _Beam:
@@ -245,14 +254,21 @@ class _Beam:
             rows.repeat_interleave(beam_size),
             torch.arange(sentences, device=device) * beam_size,
             torch.zeros(sentences, dtype=torch.long, device=device),
+            torch.full((sentences,), NEG_INF, dtype=torch.float64, device=device),
         )
 
     def keep(self, sentences: Tensor, items: Tensor) -> _Beam:
         """The beams of the ``sentences [S]`` (bool) kept, whose items are ``items``."""
         kept = int(sentences.sum())
         first_item = torch.arange(kept, device=items.device) * self.beam_size
-        greedy_item = self.greedy_item[sentences]
-        return _Beam(self.beam_size, self.scores[items], self.rows[items], first_item, greedy_item)
+        return _Beam(
+            self.beam_size,
+            self.scores[items],
+            self.rows[items],
+            first_item,
+            self.greedy_item[sentences],
+            self.abandoned_score[sentences],
+        )
 
     def step(
         self,
@@ -267,6 +283,12 @@ class _Beam:
         successors with ``select``; returns the new state and updates the book-keeping."""
         k, n_actions = self.beam_size, system.num_actions
         legal = system.legal(state)
+        # A for_graphs variant gives up the items whose mask it cannot decide without the
+        # host: each becomes its own only successor, and its score is remembered.
+        given_up = system.abandoned(state) & ~finished
+        finished = finished | given_up
+        lost = torch.where(given_up, self.scores, NEG_INF).view(-1, k).max(1).values
+        self.abandoned_score = torch.maximum(self.abandoned_score, lost)
         summary = summary_features(system, state) if model.n_summary else None
         raw = model.score(table, self.rows, system.features(state), summary)
         successors, masked = successor_scores(self.scores, raw, legal, finished)

@@ -32,10 +32,10 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
 Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):
 it ranks successors with a full stable sort instead of ``topk`` plus a host-side check for
 ties, and keeps decided sentences in the batch (no compaction), so its results are those of
-``beam_decode(..., compact=False)``.  Swap's variant records beam search too: a sentence
-whose result its budget leaves undecided (an unfinished item still scores above the best
-finished one) is searched again eagerly.  Two-registers' variant does not: an abandoned item
-would have competed with the finished ones.
+``beam_decode(..., compact=False)``.  Both variants record beam search too, and a sentence
+they leave undecided is searched again eagerly: swap's when its budget leaves an unfinished
+item above the best finished one, two-registers' when a live item of its beam was abandoned
+at any step (that item's successors might have displaced others from the beam).
 
 On the CPU the same fixed-length loops run eagerly (no graph), which is how their equality with
 :func:`~neuralparse.search.greedy.greedy_decode` and

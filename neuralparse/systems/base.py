@@ -299,8 +299,8 @@ class TransitionSystem(ABC):
     def for_graphs(self, *, beam: bool = False) -> TransitionSystem | None:
         """The system whose steps a CUDA graph records for greedy decoding (for beam search
         with ``beam``): this one when :attr:`graph_safe`, None when there is none.  A system
-        whose steps read the host only in rare configurations (two-registers, greedy only),
-        or whose step bound is not linear (swap), returns a host-free variant that abandons a
+        whose steps read the host only in rare configurations (two-registers), or whose step
+        bound is not linear (swap), returns a host-free variant that abandons a
         configuration there, or past a linear budget (:meth:`abandoned`); the graph's caller
         decodes those sentences again with this system, eagerly, so the trees are the eager
         loop's.  A graph-safe system whose eager steps read the host where that is free

@@ -134,9 +134,11 @@ class Swap(ArcStandard):
         return variant
 
     def abandoned(self, state: State) -> Tensor:
+        """The variant's unfinished configurations once the budget's steps are spent."""
         if not self.linear_budget:
             return super().abandoned(state)
-        return ~self.terminal(state)
+        spent = state.scalars["steps"] >= self.max_transitions(state.n_max)
+        return spent & ~self.terminal(state)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         legal, roots = super().transition_legal(state)

@@ -55,15 +55,15 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # `update_bookkeeping`) and the fast rows' closed-form mask (`fast_rows`, `fast_mask`).  Not:
 # every step, `transition_legal` reads which rows are slow (`torch.nonzero`) and decides those
 # on configurations rebuilt on the host, and `apply_transitions` checks on the host that each
-# action has its operands.  Greedy decoding is still recorded as a CUDA graph, by the variant
-# of `for_graphs`: it decides the fast rows only and abandons a configuration at its first
-# slow row, and the graph's caller decodes the abandoned sentences again eagerly, so the
-# trees are the eager loop's.  That pays where registers are rare: an English model's greedy
-# parses of EWT test never left the fast path, a Hungarian one's left it in 9% of the test
-# sentences (`python -m benchmarks.graph_fallback`).  Only the slow path is hard to remove:
-# a host-free mask needs the dead-end rule as tensor operations in every phase.  The exit
-# rule has closed forms in every phase but one (`exit`: scans of the stack, each
-# quantity O(1) to maintain with the per-word book-keeping listed in
+# action has its operands.  Greedy decoding and beam search are still recorded as CUDA graphs,
+# by the variant of `for_graphs`: it decides the fast rows only and abandons a configuration
+# at its first slow row, and the graph's caller decodes (searches) the sentences with an
+# abandoned configuration again eagerly, so the trees are the eager loop's.  That pays where
+# registers are rare: an English model's greedy parses of EWT test never left the fast path,
+# a Hungarian one's left it in 9% of the test sentences (`python -m benchmarks.graph_fallback`).
+# Only the slow path is hard to remove: a host-free mask needs the dead-end rule as tensor
+# operations in every phase.  The exit rule has closed forms in every phase but one (`exit`:
+# scans of the stack, each quantity O(1) to maintain with the per-word book-keeping listed in
 # docs/dev/two-registers-completability.md), but with an empty buffer and a register held it
 # simulates E and eight register completions, O(n) dependent moves per candidate move that a
 # fixed-shape tensor program can only unroll to the padded width; that phase needs a closed
@@ -268,13 +268,12 @@ class TwoRegisters(TransitionSystem):
         finished = (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
         return finished | (s["abandoned"] == 1)
 
-    def for_graphs(self, *, beam: bool = False) -> TwoRegisters | None:
-        """A host-free variant for greedy CUDA graphs: :meth:`transition_legal` decides the
-        fast rows by the closed form, which is the rule there, and abandons every other
-        non-terminal configuration (:meth:`abandoned`; it counts as terminal from then on).
-        None for beam search: an abandoned item would compete with the finished ones."""
-        if beam:
-            return None
+    def for_graphs(self, *, beam: bool = False) -> TwoRegisters:
+        """A host-free variant for CUDA graphs, greedy decoding and beam search:
+        :meth:`transition_legal` decides the fast rows by the closed form, which is the rule
+        there, and abandons every other non-terminal configuration (:meth:`abandoned`; it
+        counts as terminal from then on).  Beam search treats a sentence with an item given up
+        at any step as undecided (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
         variant = copy.copy(self)
         variant.abandons_slow_rows = True
         return variant
