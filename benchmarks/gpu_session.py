@@ -2,14 +2,16 @@
 
 A GPU is lent for minutes at a time, on a bare machine: no trained model, nothing from an
 earlier session.  This script trains the models the checks need (short runs on the GPU,
-capped in minutes: good enough to time, not to report accuracy), then runs the checks in
-order of value, each as a subprocess, and skips a step once the budget no longer holds its
-estimate.  Everything comes back in two files, whatever the number of steps:
-``OUT/session.json`` (per step: command, exit status, seconds, skipped or not, and the JSON the
-step wrote) and ``OUT/session.log`` (every step's output).
+capped in minutes: good enough to time, not to report accuracy) unless ``--models DIR``
+provides them (``DIR/<model>/checkpoint.pt``, carried with the checkout: converged models,
+and minutes of device time saved), then runs the checks in order of value, each as a
+subprocess, and skips a step once the budget no longer holds its estimate.  Everything
+comes back in two files, whatever the number of steps: ``OUT/session.json`` (per step:
+command, exit status, seconds, skipped or not, and the JSON the step wrote) and
+``OUT/session.log`` (every step's output).
 
     python -m benchmarks.gpu_session [--out DIR] [--budget-minutes 9] [--device cuda]
-        [--steps NAME ...] [--rehearse]
+        [--steps NAME ...] [--models DIR] [--rehearse]
 
 ``--rehearse`` runs every step on the CPU with tiny sizes: the commands are checked here
 before device time is spent on them (the test suite does this).  The steps, most valuable
@@ -56,12 +58,19 @@ class Context:
     """Scratch folder of this session: models and the steps' JSON."""
     rehearse: bool
     train_minutes: float
+    provided: Path | None = None
+    """A folder of trained models, ``<name>/checkpoint.pt``, used instead of training them."""
 
     def json(self, step: str) -> Path:
         return self.work / f"{step}.json"
 
+    def provided_model(self, name: str) -> Path | None:
+        """The checkpoint of model ``name`` given with ``--models``, if there is one."""
+        path = self.provided / name / "checkpoint.pt" if self.provided is not None else None
+        return path if path is not None and path.is_file() else None
+
     def model(self, name: str) -> Path:
-        return self.work / "models" / name / "checkpoint.pt"
+        return self.provided_model(name) or self.work / "models" / name / "checkpoint.pt"
 
     def train(self, name: str, *overrides: str) -> list[str]:
         """``train.py`` into ``models/<name>`` for ``train_minutes`` (tiny when rehearsing)."""
@@ -132,13 +141,15 @@ class Step:
     command: Command
     needs: tuple[str, ...] = ()
     """Steps whose models it reads: skipped when one of them failed or was skipped."""
+    trains: str | None = None
+    """The model the step trains; a model provided with ``--models`` is not trained again."""
 
 
 HU = ("data=hu_szeged",)
 STEPS: tuple[Step, ...] = (
     Step("cuda_agreement", 1.0, _cuda_agreement),
     Step("device_check", 0.5, _device_check),
-    Step("train_ewt", 3.0, lambda ctx: ctx.train("ewt")),
+    Step("train_ewt", 3.0, lambda ctx: ctx.train("ewt"), trains="ewt"),
     Step(
         "ewt_greedy",
         0.7,
@@ -173,11 +184,20 @@ STEPS: tuple[Step, ...] = (
         "train_hu_two_registers",
         1.5,
         lambda ctx: ctx.train("hu_two_registers", *HU, "system=two_registers"),
+        trains="hu_two_registers",
     ),
     Step(
-        "train_hu_three_step", 1.5, lambda ctx: ctx.train("hu_three_step", *HU, "system=three_step")
+        "train_hu_three_step",
+        1.5,
+        lambda ctx: ctx.train("hu_three_step", *HU, "system=three_step"),
+        trains="hu_three_step",
     ),
-    Step("train_hu_swap", 1.5, lambda ctx: ctx.train("hu_swap", *HU, "system=swap")),
+    Step(
+        "train_hu_swap",
+        1.5,
+        lambda ctx: ctx.train("hu_swap", *HU, "system=swap"),
+        trains="hu_swap",
+    ),
     Step(
         "graphs_hu",
         1.2,
@@ -199,6 +219,12 @@ def run_session(
         for step in steps:
             command = step.command(ctx)
             record: dict = {"step": step.name, "command": " ".join(command)}
+            provided = ctx.provided_model(step.trains) if step.trains is not None else None
+            if provided is not None:
+                records.append({**record, "skipped": f"provided: {provided}"})
+                succeeded.add(step.name)
+                print(f"[{step.name}] skipped: {provided} provided", flush=True)
+                continue
             left = budget_seconds - (time.perf_counter() - start)
             missing = [name for name in step.needs if name not in succeeded]
             if missing or left < 60 * step.minutes:
@@ -234,13 +260,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--train-minutes", type=float, default=2.5)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--steps", nargs="+", choices=NAMES, help="default: all, in order")
+    parser.add_argument(
+        "--models",
+        type=Path,
+        help="trained models to use instead of training them: DIR/<model>/checkpoint.pt for "
+        "ewt, hu_two_registers, hu_three_step, hu_swap",
+    )
     parser.add_argument("--rehearse", action="store_true", help="tiny sizes, on the CPU")
     args = parser.parse_args(argv)
     device = "cpu" if args.rehearse else args.device
     wanted = [step for step in STEPS if args.steps is None or step.name in args.steps]
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gpu_session_") as scratch:
-        ctx = Context(device, Path(scratch), args.rehearse, args.train_minutes)
+        ctx = Context(device, Path(scratch), args.rehearse, args.train_minutes, args.models)
         records = run_session(wanted, ctx, 60 * args.budget_minutes, args.out / "session.log")
     failed = [r["step"] for r in records if r.get("status") not in (0, None)]
     session = {

@@ -56,3 +56,19 @@ def test_a_rehearsal_trains_and_parses_and_reports_in_two_files(
     train, parse = session["steps"]
     assert (train["step"], train["status"], parse["status"]) == ("train_ewt", 0, 0)
     assert "big_file" in parse["command"] and parse["result"]["search"] == "greedy"
+
+
+def test_a_provided_model_is_not_trained_again(tmp_path: Path) -> None:
+    provided = tmp_path / "given"
+    (provided / "ewt").mkdir(parents=True)
+    (provided / "ewt" / "checkpoint.pt").write_bytes(b"a trained model")
+    ctx = gpu_session.Context("cpu", tmp_path, True, 0.1, provided)
+    trains = gpu_session.Step("train_ewt", 0.0, lambda ctx: ["false"], trains="ewt")
+    reads = python_step("reads", "pass", needs=("train_ewt",))
+    other = gpu_session.Step("train_hu", 0.0, lambda ctx: ["true"], trains="hu")
+    records = gpu_session.run_session([trains, reads, other], ctx, 60.0, tmp_path / "log")
+    first, second, third = records
+    assert first["skipped"] == f"provided: {provided / 'ewt' / 'checkpoint.pt'}"
+    assert second["status"] == 0 and third["status"] == 0  # not provided: trained
+    assert ctx.model("ewt") == provided / "ewt" / "checkpoint.pt"
+    assert ctx.model("hu") == tmp_path / "models" / "hu" / "checkpoint.pt"
