@@ -375,8 +375,9 @@ def test_engine_random_walks_agree_with_the_reference(lengths, seed) -> None:
     st.booleans(),
 )
 def test_skipping_idle_phases_changes_nothing(lengths, seed, equal) -> None:
-    """On the CPU a step skips the operations of a phase no configuration is in; the
-    variant that CUDA graphs record never does.  Both see the same features, summary and
+    """On the CPU a step skips the operations of a phase no configuration is in, and walks
+    the ancestors for Dist only where a valency is open; the variant that CUDA graphs record
+    never reads the host.  Both see the same features, summary and
     legal actions at every step of a random walk, and build the same trees; equal lengths
     keep a batch in one phase for most steps, mixed ones in both."""
     lengths = [lengths[0]] * len(lengths) if equal else lengths

@@ -45,7 +45,9 @@ Every step is a fixed sequence of tensor operations whose shapes depend on the b
 padded width only, so greedy decoding and beam search may be recorded as CUDA graphs
 (``graph_safe``).  Only on the CPU, where reading a value costs nothing, does a step first
 ask which phases (step 1, the passes) hold configurations and skip the operations of an
-empty one (:meth:`ThreeStep._busy`; the :meth:`ThreeStep.for_graphs` variant never does).
+empty one (:meth:`ThreeStep._busy`), and walk the ancestors for Dist only in the
+configurations that have a valency to pair (:meth:`ThreeStep.dist_legal`); the
+:meth:`ThreeStep.for_graphs` variant never reads the host.
 
 Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper's first
 buffer word ``w_i``), ``focus_head`` (its current head ``w_j``: the projective one, except in
@@ -203,10 +205,15 @@ class ThreeStep(TransitionSystem):
         batch of similar lengths find it all in step 1 or all in the passes).  Elsewhere, and
         in the :meth:`for_graphs` variant, both phases count as busy: the read would make the
         host wait for the device, and a CUDA graph records one program for every step."""
-        if not self.skips_idle_phases or state.device.type != "cpu":
+        if not self._reads_host(state):
             return True, True
         count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
         return count[STEP1] > 0, count[STEP2] + count[STEP3] > 0
+
+    def _reads_host(self, state: State) -> bool:
+        """Whether a step may read values on the host to skip work: on the CPU, outside the
+        :meth:`for_graphs` variant."""
+        return self.skips_idle_phases and state.device.type == "cpu"
 
     def for_graphs(self, *, beam: bool = False) -> ThreeStep:
         """The variant that CUDA graphs record (greedy and beam): it never reads the phases
@@ -278,11 +285,19 @@ class ThreeStep(TransitionSystem):
 
     def dist_legal(self, state: State) -> Tensor:
         """``[B, L]`` whether Dist with each label is legal: an unconsumed valency exists and
-        pairing it with the focus word keeps the structure a tree."""
+        pairing it with the focus word keeps the structure a tree.  On the CPU the ancestors
+        are walked only in the configurations with a valency to pair: a pass mostly shifts,
+        and the walk costs O(n log n) per configuration."""
         rows, pass_index, focus, tops, passing = self._pass_view(state)
         has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
         ok = (tops >= 0) & (passing & ~has_valency)[:, None]
-        return ok & ~is_ancestor(state.tables["heads"], tops, focus)
+        heads = state.tables["heads"]
+        if not self._reads_host(state):
+            return ok & ~is_ancestor(heads, tops, focus)
+        pairing = ok.any(1).nonzero().flatten()
+        if pairing.numel():
+            ok[pairing] &= ~is_ancestor(heads[pairing], tops[pairing], focus[pairing])
+        return ok
 
     def legal(self, state: State) -> Tensor:
         mask = super().legal(state)
