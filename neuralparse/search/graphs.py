@@ -34,8 +34,9 @@ it ranks successors with a full stable sort instead of ``topk`` plus a host-side
 ties, and keeps decided sentences in the batch (no compaction), so its results are those of
 ``beam_decode(..., compact=False)``.  Both variants record beam search too, and a sentence
 they leave undecided is searched again eagerly: swap's when its budget leaves an unfinished
-item above the best finished one, two-registers' when a live item of its beam was abandoned
-at any step (that item's successors might have displaced others from the beam).
+item above the best finished one, two-registers' when an item it abandoned scored at least as
+high as the best finished one (below that, the abandoned item's successors could only have
+displaced items that score lower still).
 
 On the CPU the same fixed-length loops run eagerly (no graph), which is how their equality with
 :func:`~neuralparse.search.greedy.greedy_decode` and

@@ -272,8 +272,9 @@ class TwoRegisters(TransitionSystem):
         """A host-free variant for CUDA graphs, greedy decoding and beam search:
         :meth:`transition_legal` decides the fast rows by the closed form, which is the rule
         there, and abandons every other non-terminal configuration (:meth:`abandoned`; it
-        counts as terminal from then on).  Beam search treats a sentence with an item given up
-        at any step as undecided (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
+        counts as terminal from then on).  Beam search searches a sentence again when an item
+        it gave up scored at least as high as its best finished item
+        (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
         variant = copy.copy(self)
         variant.abandons_slow_rows = True
         return variant
