@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from neuralparse.io.sentence import UNSPECIFIED
 
@@ -50,11 +51,13 @@ def universal_label(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
+@lru_cache(maxsize=1 << 16)
 def universal_features(feats: str) -> str:
     """FEATS restricted to :data:`UNIVERSAL_FEATURES`, sorted: the string UFeats compares.
 
     ``Number=Sing|Typo=Yes|Case=Nom`` -> ``Case=Nom|Number=Sing``; ``_`` -> ``""``, so a word
-    without features equals one with only language-specific features.
+    without features equals one with only language-specific features.  Memoised: a treebank
+    has a few thousand distinct FEATS strings, and every word of every evaluation asks.
     """
     kept = (feat for feat in feats.split("|") if feat.split("=", 1)[0] in UNIVERSAL_FEATURES)
     return "|".join(sorted(kept))
@@ -105,11 +108,12 @@ class F1Counts:
     gold: int = 0
     predicted: int = 0
 
-    def add(self, in_gold: bool, in_predicted: bool, is_correct: bool) -> None:
-        """Count one word: content word on the gold / predicted side; scored correct."""
-        self.gold += int(in_gold)
-        self.predicted += int(in_predicted)
-        self.correct += int(is_correct)
+    def add(self, correct: int, gold: int, predicted: int) -> None:
+        """Count more words: ``gold`` content words on the gold side, ``predicted`` on the
+        predicted side, ``correct`` gold content words scored correct."""
+        self.correct += correct
+        self.gold += gold
+        self.predicted += predicted
 
     @property
     def precision(self) -> float | None:

@@ -71,6 +71,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from operator import eq
 from pathlib import Path
 
 from neuralparse.errors import InputError
@@ -97,7 +99,7 @@ from neuralparse.evaluation.scores import (
 )
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.sentence import UNSPECIFIED
-from neuralparse.trees.core import crossed_arcs, nonprojective_arcs
+from neuralparse.trees.core import crossed_arcs, is_projective, nonprojective_arcs
 
 __all__ = [
     "CORE_KEYS",
@@ -130,8 +132,10 @@ LENGTH_BUCKETS: tuple[tuple[int, int | None], ...] = (
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def is_punctuation(form: str) -> bool:
-    """CoNLL-X punctuation: a non-empty FORM made only of Unicode punctuation (category P*)."""
+    """CoNLL-X punctuation: a non-empty FORM made only of Unicode punctuation (category P*).
+    Memoised: evaluation asks for every word, and forms repeat."""
     return bool(form) and all(unicodedata.category(char).startswith("P") for char in form)
 
 
@@ -275,46 +279,81 @@ class ScoreAccumulator:
                 "gold heads/deprels, predicted heads/deprels, forms and tag columns differ in "
                 f"length: {lengths}"
             )
+        bucket = self.lengths[_bucket_index(n)]  # raises ValueError for an empty sentence
         gold = _Side.of(gold_heads, gold_deprels, gold_tags)
         pred = _Side.of(pred_heads, pred_deprels, pred_tags)
-        gold_nonproj = nonprojective_arcs(gold_heads)
-        pred_nonproj = nonprojective_arcs(pred_heads)
-        gold_crossed = crossed_arcs(gold_heads)
-        bucket = self.lengths[_bucket_index(n)]  # raises ValueError for an empty sentence
-        attached: list[bool] = []  # head and universal relation correct: the CoNLL 2018 LAS
-        all_attached = all_labeled = True
-        for word in range(1, n + 1):
-            gold_label, pred_label = gold_deprels[word - 1], pred_deprels[word - 1]
-            head_ok = gold_heads[word - 1] == pred_heads[word - 1]
-            labeled_ok = head_ok and gold_label == pred_label
-            universal_ok = head_ok and gold.relations[word - 1] == pred.relations[word - 1]
-            attached.append(universal_ok)
-            all_attached &= head_ok
-            all_labeled &= labeled_ok
-            self.uas.add(head_ok)
-            self.las.add(universal_ok)
-            self.las_full.add(labeled_ok)
-            if not is_punctuation(forms[word - 1]):
-                self.uas_nopunct.add(head_ok)
-                self.las_nopunct.add(labeled_ok)
-                crossing = self.crossed_recall if word in gold_crossed else self.uncrossed_recall
-                crossing.add(head_ok)
-            if word in pred_nonproj:
-                self.nonproj_precision.add(head_ok)
-                self.nonproj_labeled_precision.add(labeled_ok)
-            if word in gold_nonproj:
-                self.nonproj_recall.add(head_ok)
-                self.nonproj_labeled_recall.add(labeled_ok)
-            self._add_label(gold_label, pred_label, labeled_ok)
-            bucket.unlabeled.add(head_ok)
-            bucket.labeled.add(universal_ok)
-        self.exact_unlabeled.add(all_attached)
-        self.exact_labeled.add(all_labeled)
+        # Per word (index 0 = word 1): the head right; head and full label right; head and
+        # universal relation right (the CoNLL 2018 LAS).
+        head_ok = list(map(eq, gold_heads, pred_heads))
+        labeled_ok = [
+            h and g == p for h, g, p in zip(head_ok, gold_deprels, pred_deprels, strict=True)
+        ]
+        attached = [
+            h and g == p for h, g, p in zip(head_ok, gold.relations, pred.relations, strict=True)
+        ]
+        heads_right, labeled_right, attached_right = sum(head_ok), sum(labeled_ok), sum(attached)
+        self.uas.add(heads_right, n)
+        self.las.add(attached_right, n)
+        self.las_full.add(labeled_right, n)
+        bucket.unlabeled.add(heads_right, n)
+        bucket.labeled.add(attached_right, n)
         bucket.sentences += 1
+        self.exact_unlabeled.add(int(heads_right == n), 1)
+        self.exact_labeled.add(int(labeled_right == n), 1)
+        # Most trees are projective: then no arc crosses another (root arcs included) and
+        # none is non-projective, and neither needs working out.
+        gold_projective = is_projective(gold_heads)
+        self._add_scoring_tokens(gold_heads, gold_projective, forms, head_ok, labeled_ok)
+        self._add_nonprojective(gold_heads, gold_projective, pred_heads, head_ok, labeled_ok)
+        self._add_labels(gold_deprels, pred_deprels, labeled_ok)
         self._note_columns(gold_tags, pred_tags)
         lemmas_ok = _lemma_matches(gold, pred)
         self._add_tags(gold, pred, lemmas_ok)
         self._add_content_words(gold, pred, attached, lemmas_ok)
+
+    def _add_scoring_tokens(
+        self,
+        gold_heads: Sequence[int],
+        gold_projective: bool,
+        forms: Sequence[str],
+        head_ok: list[bool],
+        labeled_ok: list[bool],
+    ) -> None:
+        """The CoNLL-X scores (punctuation left out) and their split by whether the gold arc
+        crosses another one."""
+        scored = [i for i, form in enumerate(forms) if not is_punctuation(form)]
+        self.uas_nopunct.add(sum(head_ok[i] for i in scored), len(scored))
+        self.las_nopunct.add(sum(labeled_ok[i] for i in scored), len(scored))
+        crossed = set() if gold_projective else crossed_arcs(gold_heads)
+        in_crossed = [i for i in scored if i + 1 in crossed]
+        crossed_right = sum(head_ok[i] for i in in_crossed)
+        self.crossed_recall.add(crossed_right, len(in_crossed))
+        self.uncrossed_recall.add(
+            sum(head_ok[i] for i in scored) - crossed_right, len(scored) - len(in_crossed)
+        )
+
+    def _add_nonprojective(
+        self,
+        gold_heads: Sequence[int],
+        gold_projective: bool,
+        pred_heads: Sequence[int],
+        head_ok: list[bool],
+        labeled_ok: list[bool],
+    ) -> None:
+        """Precision over the predicted tree's non-projective arcs, recall over the gold
+        tree's, unlabeled and labeled."""
+        for heads, projective, unlabeled, labeled in (
+            (
+                pred_heads,
+                is_projective(pred_heads),
+                self.nonproj_precision,
+                self.nonproj_labeled_precision,
+            ),
+            (gold_heads, gold_projective, self.nonproj_recall, self.nonproj_labeled_recall),
+        ):
+            words = [] if projective else sorted(nonprojective_arcs(heads))
+            unlabeled.add(sum(head_ok[word - 1] for word in words), len(words))
+            labeled.add(sum(labeled_ok[word - 1] for word in words), len(words))
 
     def _note_columns(self, gold_tags: TagColumns | None, pred_tags: TagColumns | None) -> None:
         """Record which tag columns this sentence supplied and which the gold side annotates."""
@@ -330,39 +369,52 @@ class ScoreAccumulator:
         """UPOS, XPOS, UFeats and AllTags of every word when both sides have tags; Lemmas
         when both have lemmas."""
         if gold.tags is not None and pred.tags is not None:
-            for word in range(len(gold.heads)):
-                upos_ok = gold.tags.upos[word] == pred.tags.upos[word]
-                xpos_ok = gold.tags.xpos[word] == pred.tags.xpos[word]
-                ufeats_ok = gold.features[word] == pred.features[word]
-                self.upos.add(upos_ok)
-                self.xpos.add(xpos_ok)
-                self.ufeats.add(ufeats_ok)
-                self.alltags.add(upos_ok and xpos_ok and ufeats_ok)
-        for lemma_ok in lemmas_ok or ():
-            self.lemmas.add(lemma_ok)
+            n = len(gold.heads)
+            upos_ok = list(map(eq, gold.tags.upos, pred.tags.upos))
+            xpos_ok = list(map(eq, gold.tags.xpos, pred.tags.xpos))
+            ufeats_ok = list(map(eq, gold.features, pred.features))
+            self.upos.add(sum(upos_ok), n)
+            self.xpos.add(sum(xpos_ok), n)
+            self.ufeats.add(sum(ufeats_ok), n)
+            self.alltags.add(sum(map(all, zip(upos_ok, xpos_ok, ufeats_ok, strict=True))), n)
+        if lemmas_ok is not None:
+            self.lemmas.add(sum(lemmas_ok), len(lemmas_ok))
 
     def _add_content_words(
         self, gold: _Side, pred: _Side, attached: list[bool], lemmas_ok: list[bool] | None
     ) -> None:
         """CLAS of every word; MLAS when both sides have tags, BLEX when both have lemmas."""
+        in_gold = [relation in CONTENT_DEPRELS for relation in gold.relations]
+        in_pred = sum(relation in CONTENT_DEPRELS for relation in pred.relations)
+        clas_ok = [g and a for g, a in zip(in_gold, attached, strict=True)]
+        self.clas.add(sum(clas_ok), sum(in_gold), in_pred)
         morphology_ok = _morphology_matches(gold, pred)
-        for word, is_attached in enumerate(attached):
-            in_gold = gold.relations[word] in CONTENT_DEPRELS
-            in_pred = pred.relations[word] in CONTENT_DEPRELS
-            clas_ok = in_gold and is_attached
-            self.clas.add(in_gold, in_pred, clas_ok)
-            if morphology_ok is not None:
-                self.mlas.add(in_gold, in_pred, clas_ok and morphology_ok[word])
-            if lemmas_ok is not None:
-                self.blex.add(in_gold, in_pred, clas_ok and lemmas_ok[word])
+        if morphology_ok is not None:
+            self.mlas.add(
+                sum(map(all, zip(clas_ok, morphology_ok, strict=True))), sum(in_gold), in_pred
+            )
+        if lemmas_ok is not None:
+            self.blex.add(
+                sum(map(all, zip(clas_ok, lemmas_ok, strict=True))), sum(in_gold), in_pred
+            )
 
-    def _add_label(self, gold_label: str, pred_label: str, labeled_ok: bool) -> None:
-        gold_counts = self.labels.setdefault(gold_label, _LabelCounts())
-        gold_counts.gold += 1
-        self.labels.setdefault(pred_label, _LabelCounts()).predicted += 1
-        if gold_label == pred_label:
-            gold_counts.label_match += 1
-            gold_counts.attached += int(labeled_ok)
+    def _add_labels(
+        self, gold_deprels: Sequence[str], pred_deprels: Sequence[str], labeled_ok: list[bool]
+    ) -> None:
+        """The per-label counts of ``--verbose`` (full labels)."""
+        labels = self.labels
+        for gold_label, pred_label, ok in zip(gold_deprels, pred_deprels, labeled_ok, strict=True):
+            gold_counts = labels.get(gold_label) or labels.setdefault(gold_label, _LabelCounts())
+            gold_counts.gold += 1
+            if gold_label == pred_label:
+                gold_counts.predicted += 1
+                gold_counts.label_match += 1
+                gold_counts.attached += ok
+            else:
+                pred_counts = labels.get(pred_label) or labels.setdefault(
+                    pred_label, _LabelCounts()
+                )
+                pred_counts.predicted += 1
 
     def reported(self, key: str) -> bool:
         """Whether the score ``key`` is reported: always, except for a score that needs a tag

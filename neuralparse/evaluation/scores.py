@@ -75,9 +75,10 @@ class Ratio:
     correct: int = 0
     total: int = 0
 
-    def add(self, is_correct: bool) -> None:
-        self.total += 1
-        self.correct += int(is_correct)
+    def add(self, correct: int, total: int) -> None:
+        """Count ``total`` more eligible items, ``correct`` of them correct."""
+        self.correct += correct
+        self.total += total
 
     @property
     def percent(self) -> float | None:

@@ -194,7 +194,7 @@ def is_projective(heads: Sequence[int]) -> bool:
     Linear time: with arcs as intervals sorted by (left ascending, right descending), the tree
     is projective iff the intervals nest or touch, which a stack of open right ends checks.
     """
-    spans = sorted(((min(h, d), -max(h, d)) for d, h in enumerate(heads, start=1)))
+    spans = sorted((h, -d) if h < d else (d, -h) for d, h in enumerate(heads, start=1))
     open_right_ends: list[int] = []
     for left, neg_right in spans:
         right = -neg_right
