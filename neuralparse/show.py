@@ -25,7 +25,7 @@ from pathlib import Path
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
-from neuralparse.io.sources import partial_file, replacing
+from neuralparse.io.sources import write_atomically
 from neuralparse.pictures import Picture, draw, html_page
 from neuralparse.runtime.cli import (
     USER_ERROR,
@@ -125,20 +125,6 @@ def render_png(picture: Picture, browser: str) -> bytes:
             detail = lines[-1] if lines else "no message"
             raise InputError(f"{browser} did not draw the PNG (exit {done.returncode}): {detail}")
         return png_path.read_bytes()
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file renamed over it when complete."""
-    if path.is_dir():
-        raise InputError("output is a folder; give a file name", source=str(path))
-    try:
-        handle, partial = partial_file(path, binary=isinstance(data, bytes))
-    except FileNotFoundError:
-        raise InputError(f"output folder {path.parent} does not exist", source=str(path)) from None
-    except OSError as error:
-        raise InputError(f"cannot write the output: {error.strerror}", source=str(path)) from None
-    with replacing(path, handle, partial) as out:
-        out.write(data)
 
 
 def show(

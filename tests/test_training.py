@@ -14,6 +14,7 @@ import torch
 from omegaconf import OmegaConf
 
 from neuralparse.config import TrainConfig, register_configs
+from neuralparse.curves import CURVE_NAME, read_curve
 from neuralparse.errors import InputError
 from neuralparse.model import ParserModel
 from neuralparse.model.parser import summary_features
@@ -215,6 +216,10 @@ def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> 
     assert records[-1]["best_epoch"] == result.best_epoch
     records = records[:3]
     assert result.best_las == max(r["dev"]["las"] for r in records)
+    # The picture of the run, redrawn after every epoch and after the stop.
+    curve = read_curve(tmp_path / "run")
+    assert curve.epochs == [1, 2, 3] and curve.stopped == "max_epochs (3) reached"
+    assert "stopped: max_epochs (3) reached" in (tmp_path / "run" / CURVE_NAME).read_text()
     checkpoint = tmp_path / "run" / CHECKPOINT_NAME
     # Plain data only: the safe loader reads it.
     raw = torch.load(checkpoint, map_location="cpu", weights_only=True)

@@ -6,6 +6,7 @@
     neuralparse analyze FILE... [--no-punct]                tree classes of treebanks
     neuralparse oracle --system NAME FILE                   replay a system's static oracle
     neuralparse show FILE -o OUT.html|svg|png               draw dependency trees
+    neuralparse curves RUN... -o OUT.svg                    draw training curves
 
 ``train`` and ``predict`` are the applications of :mod:`neuralparse.commands.train` and
 :mod:`neuralparse.commands.predict` (what the checkout's ``train.py`` and ``predict.py``
@@ -29,6 +30,7 @@ COMMANDS = {
     "analyze": ("neuralparse.analyze", "tree-class coverage of CoNLL-U files"),
     "oracle": ("neuralparse.oracle", "replay a transition system's static oracle"),
     "show": ("neuralparse.show", "draw dependency trees as HTML, SVG or PNG"),
+    "curves": ("neuralparse.curves", "draw training runs' dev LAS and loss per epoch (SVG)"),
 }
 HYDRA_COMMANDS = ("train", "predict")
 """Commands that read ``sys.argv`` themselves (Hydra applications)."""

@@ -209,3 +209,17 @@ def replacing(path: Path, handle: IO[Any], partial: Path) -> Iterator[IO[Any]]:
     finally:
         if not renamed:
             partial.unlink(missing_ok=True)
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed over it when complete."""
+    if path.is_dir():
+        raise InputError("output is a folder; give a file name", source=str(path))
+    try:
+        handle, partial = partial_file(path, binary=isinstance(data, bytes))
+    except FileNotFoundError:
+        raise InputError(f"output folder {path.parent} does not exist", source=str(path)) from None
+    except OSError as error:
+        raise InputError(f"cannot write the output: {error.strerror}", source=str(path)) from None
+    with replacing(path, handle, partial) as out:
+        out.write(data)

@@ -28,6 +28,11 @@ kill at any moment leaves whole checkpoints.  A run killed after the metrics lin
 ``last.pt`` is resumed from the epoch before: a run first drops the metrics lines of the
 epochs after the one it starts from (:func:`~neuralparse.training.resume.forget_epochs_after`),
 so each epoch appears once.
+
+Pictures: after every epoch (and once more when it stops) the run redraws ``curve.svg``
+beside ``metrics.jsonl``, its dev LAS and loss per epoch (:mod:`neuralparse.curves`), so a
+long run can be watched in a browser; a picture that cannot be written is logged and never
+stops training.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from neuralparse.config import ModelConfig, TrainConfig, TrainerConfig, resolve_data_files
+from neuralparse.curves import CURVE_NAME, write_curve
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence
@@ -330,6 +336,8 @@ def _train(
         torch.get_num_threads(),
         context.world_size,
     )
+    if context.is_main:
+        log.info("dev LAS and loss per epoch: %s (redrawn every epoch)", output_dir / CURVE_NAME)
     decode = dev_decoder(model, data.system, device)
     usable = data.examples.usable()
     lengths = data.train_corpus.lengths[usable]
@@ -396,6 +404,7 @@ def _train(
         }
         with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
             out.write(json.dumps(stopped) + "\n")
+        redraw_curve(output_dir)
     context.barrier()
     log.info(
         "best dev LAS %.2f at epoch %d; checkpoint %s",
@@ -455,6 +464,15 @@ def score_test_split(
         out.write(json.dumps(record) + "\n")
     log.info("test (%s): UAS %.2f LAS %.2f", path, scores["uas"], scores["las"])
     return record
+
+
+def redraw_curve(output_dir: Path) -> None:
+    """Redraw the run's ``curve.svg`` from its metrics; a failure is logged, not raised (a
+    picture never stops training)."""
+    try:
+        write_curve(output_dir)
+    except (InputError, OSError) as error:
+        log.warning("could not draw %s: %s", output_dir / CURVE_NAME, error)
 
 
 def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
@@ -523,6 +541,7 @@ def _evaluate_and_save(
     }
     with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
         out.write(json.dumps(record) + "\n")
+    redraw_curve(output_dir)
     tags = "".join(
         f" {name} {scores[key]:.2f}"
         for column, key, name in (("upos", "upos", "UPOS"), ("feats", "ufeats", "UFeats"))
