@@ -4,6 +4,8 @@ trainer's own curve.svg is checked in tests/test_training.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -131,3 +133,8 @@ def test_the_command_writes_the_svg_and_reports_errors_in_one_line(
         with pytest.raises(SystemExit) as stopped:
             main(argv)
         assert stopped.value.code == 2
+
+
+def test_the_command_starts_without_torch() -> None:
+    code = "import sys, neuralparse.curves; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
