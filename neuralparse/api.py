@@ -102,6 +102,23 @@ class Parser:
         device = resolve_device(device)
         return cls(load_parser(path, device), device, predict_options(PredictOptions(), options))
 
+    def __repr__(self) -> str:
+        """What the parser is, in one line (the model's weights are not shown)."""
+        data = self.config.get("data") or {}
+        trained_on = data.get("treebank") or data.get("train")
+        tags = "/".join(self.model.tagged_columns) or "none (reads gold tags)"
+        las = self.dev_metrics.get("las")
+        parts = [
+            f"system={self.system.name}",
+            f"labels={len(self.labels)}",
+            f"predicts tags: {tags}",
+            *([f"trained on {trained_on}"] if trained_on else []),
+            *([f"dev LAS {las:.2f}"] if isinstance(las, float | int) else []),
+            f"device={self.device}",
+            f"search={self.options.search}",
+        ]
+        return f"Parser({', '.join(parts)})"
+
     @property
     def system(self) -> TransitionSystem:
         return self.loaded.system
@@ -132,17 +149,19 @@ class Parser:
 
     def parse(
         self,
-        sentences: Iterable[SentenceLike],
+        sentences: Iterable[SentenceLike] | SentenceLike,
         *,
         raw: bool = False,
         lang: str | None = None,
         **options: Any,
     ) -> list[Sentence]:
         """Parsed and tagged :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
-        ``upos``, ``xpos``, ``feats``, ``to_conllu()``), in input order.  ``options`` override
-        the decoding options; ``tags="auto"`` (the default) fills the tags a sentence leaves
-        empty with the model's predictions, ``"predict"`` overwrites them, ``"keep"`` keeps
-        them.
+        ``upos``, ``xpos``, ``feats``, ``to_conllu()``), in input order.  ``sentences`` is an
+        iterable of sentences (:data:`SentenceLike`), or one string of pre-tokenized text with
+        a sentence per non-blank line (``parse("The cat sat .")`` gives one sentence), or one
+        :class:`Sentence`.  ``options`` override the decoding options; ``tags="auto"`` (the
+        default) fills the tags a sentence leaves empty with the model's predictions,
+        ``"predict"`` overwrites them, ``"keep"`` keeps them.
 
         ``raw=True`` takes untokenized text instead: a string, or strings each of one or more
         paragraphs (blank lines between), that spaCy's blank pipeline for ``lang`` (default:
@@ -153,7 +172,13 @@ class Parser:
             language = resolve_language(lang, self.config)
             items: Iterable[Sentence] = raw_sentences(texts, lang=language)
         else:
-            given = list(sentences)
+            # A string is text, not an iterable of one-letter sentences.
+            if isinstance(sentences, str):
+                given: list[Any] = [line for line in sentences.splitlines() if line.strip()]
+            elif isinstance(sentences, Sentence):
+                given = [sentences]
+            else:
+                given = list(sentences)
             items = [as_sentence(item, i) for i, item in enumerate(given, start=1)]
             tokens = (s.words for item, s in zip(given, items, strict=True) if item is not s)
             warn_if_untokenized("<parse>", tokens, "parse untokenized text with raw=True")

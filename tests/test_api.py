@@ -63,6 +63,23 @@ def test_parse_strings_token_lists_and_sentences(parser: Parser) -> None:
     ]
 
 
+def test_one_string_is_text_with_a_sentence_per_line(parser: Parser) -> None:
+    (one,) = parser.parse("w1  w2 unseen .")
+    assert one.words == ["w1", "w2", "unseen", "."]
+    assert_trees([one], parser)
+    two = parser.parse("w1 w2\n\n  \nw3 .\n")
+    assert [s.words for s in two] == [["w1", "w2"], ["w3", "."]]
+    assert [s.heads for s in two] == [s.heads for s in parser.parse(["w1 w2", "w3 ."])]
+    (again,) = parser.parse(one)
+    assert again.words == one.words and again.heads == one.heads
+
+
+def test_the_parser_shows_what_it_is_in_one_short_line(parser: Parser) -> None:
+    shown = repr(parser)
+    assert shown.startswith("Parser(system=arc_eager, labels=") and "\n" not in shown
+    assert "device=cpu" in shown and "search=greedy" in shown and len(shown) < 300
+
+
 def test_parse_agrees_with_the_search_module_and_ignores_batching(parser: Parser) -> None:
     corpus = make_corpus(17, seed=21, max_words=14)
     encoded = EncodedCorpus.build(corpus, parser.vocabs, parser.model.config.max_word_chars)
