@@ -66,6 +66,7 @@ def test_parse_strings_token_lists_and_sentences(parser: Parser) -> None:
 def test_one_string_is_text_with_a_sentence_per_line(parser: Parser) -> None:
     (one,) = parser.parse("w1  w2 unseen .")
     assert one.words == ["w1", "w2", "unseen", "."]
+    assert str(one) == one.to_conllu()  # print(sentence) shows the CoNLL-U
     assert_trees([one], parser)
     two = parser.parse("w1 w2\n\n  \nw3 .\n")
     assert [s.words for s in two] == [["w1", "w2"], ["w3", "."]]

@@ -209,6 +209,10 @@ class Sentence:
     def __len__(self) -> int:
         return len(self.forms)
 
+    def __str__(self) -> str:
+        """The CoNLL-U block (:meth:`to_conllu`): what ``print(sentence)`` shows."""
+        return self.to_conllu()
+
     def _repr_html_(self) -> str:
         """The picture of the tree (:func:`neuralparse.pictures.figure`), shown by notebooks."""
         # Imported here: drawing is for notebooks and commands, reading and writing need none of it.
