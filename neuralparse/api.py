@@ -160,7 +160,8 @@ class Parser:
         iterable of sentences (:data:`SentenceLike`), or one string of pre-tokenized text with
         a sentence per non-blank line (``parse("The cat sat .")`` gives one sentence), or one
         :class:`Sentence`.  ``options`` override the decoding options; ``tags="auto"`` (the
-        default) fills the tags a sentence leaves empty with the model's predictions,
+        default) fills the tags a sentence leaves empty (``_``; FEATS only where the sentence
+        has none) with the model's predictions,
         ``"predict"`` overwrites them, ``"keep"`` keeps them.
 
         ``raw=True`` takes untokenized text instead: a string, or strings each of one or more

@@ -91,6 +91,20 @@ def test_unseen_feats_and_tags_in_the_input_still_parse(joint: Parser) -> None:
     assert sorted(parsed.heads) in ([0, 1], [0, 2])
 
 
+def test_auto_fills_feats_only_where_a_sentence_has_none(joint: Parser) -> None:
+    # A FEATS `_` beside annotated features says "no features": auto keeps it.  A UPOS `_` is
+    # never a tag: auto fills it word by word.
+    annotated = Sentence.from_words(
+        ["w1", "w2", "w3"], upos=["NOUN", "_", "_"], feats=["Case=Nom", "_", "_"]
+    )
+    bare = Sentence.from_words(["w1", "w2", "w3"])
+    auto = joint.parse([annotated, bare], tags="auto")
+    predicted = joint.parse([annotated, bare], tags="predict")
+    assert auto[0].feats == ["Case=Nom", "_", "_"]
+    assert auto[0].upos == ["NOUN", *predicted[0].upos[1:]]
+    assert auto[1].feats == predicted[1].feats and auto[1].upos == predicted[1].upos
+
+
 def test_predict_writes_tags_and_keeps_every_other_byte(joint: Parser, tmp_path: Path) -> None:
     source = tmp_path / "in.conllu"
     source.write_bytes(RICH_CONLLU.encode())

@@ -272,7 +272,10 @@ class Sentence:
         with ``clear_deps``, :meth:`without_deps` give, written with one rewrite of each line.
 
         With ``fill_tags`` a tag column given replaces only the words' ``_`` cells (the tags
-        the sentence has are kept).  ``checked_tags`` says that the values given are known to
+        the sentence has are kept), except FEATS, which is filled only in a sentence whose
+        FEATS are ``_`` throughout: in UD a FEATS ``_`` is a value (the word has no features)
+        wherever the sentence's FEATS are annotated, while a UPOS or XPOS ``_`` is never one.
+        ``checked_tags`` says that the values given are known to
         be valid cells (:func:`is_tag_value`: prediction checks each tagging head's classes
         once), so they are not checked word by word; a column that keeps some of the
         sentence's own tags is still checked whole, as :meth:`with_tags` checks it.
@@ -287,11 +290,15 @@ class Sentence:
             trusted = checked_tags and len(values) == n
             if fill_tags:
                 own: list[str] = getattr(self, name)
-                trusted = trusted and own.count(UNSPECIFIED) == n
-                values = [
-                    given if given != UNSPECIFIED else guess
-                    for given, guess in zip(own, values, strict=True)
-                ]
+                untagged = own.count(UNSPECIFIED) == n
+                trusted = trusted and untagged
+                if name == "feats" and not untagged:
+                    values = own
+                else:
+                    values = [
+                        given if given != UNSPECIFIED else guess
+                        for given, guess in zip(own, values, strict=True)
+                    ]
             replaced[name] = list(values) if trusted else self._checked_tags(column, values)
         if clear_deps and self._layout is not None:
             replaced["_layout"] = dataclasses.replace(self._layout, clear_deps=True)

@@ -16,10 +16,12 @@ Every tree goes through :meth:`TransitionSystem.output_tree` (pseudo-projective 
 decodes its lifted labels there) and back into its own sentence with
 :meth:`Sentence.with_tree`, so CoNLL-U input keeps every byte except HEAD and DEPREL.  A
 tagging model's UPOS / XPOS / FEATS go into the sentence too, as ``tags`` says: ``auto`` fills
-the words whose column is ``_`` (all of them for plain text) and keeps given tags, ``predict``
-overwrites every word's tags, ``keep`` changes no tag.  The parser itself never reads the
-input's tags (unless it is a gold-tag model), so ``tags`` changes no tree.  DEPS (the
-enhanced graph) is written as ``_``, and empty nodes are left out, unless ``deps="keep"``:
+the words whose column is ``_`` (all of them for plain text; FEATS only in a sentence whose
+FEATS are all ``_``, since elsewhere a FEATS ``_`` says the word has none) and keeps given
+tags, ``predict`` overwrites every word's tags, ``keep`` changes no tag.  The parser itself
+never reads the input's tags (unless it is a gold-tag model), so ``tags`` changes no tree.
+DEPS (the enhanced graph) is written as ``_``, and empty nodes are left out, unless
+``deps="keep"``:
 the input's enhanced graph belongs to the input's tree, not to the predicted one.
 
 Under ``torchrun --nproc_per_node=N`` every rank reads the same input; rank ``r`` parses the

@@ -52,7 +52,8 @@ class PredictOptions:
     transition."""
     tags: str = "auto"
     """UPOS / XPOS / FEATS of the output: ``auto`` fills the empty (``_``) ones with the
-    model's predictions, ``predict`` overwrites all, ``keep`` leaves them as given."""
+    model's predictions (FEATS only in a sentence without any: elsewhere a FEATS ``_`` means
+    "no features"), ``predict`` overwrites all, ``keep`` leaves them as given."""
     deps: str = "clear"
     """DEPS of the output: ``clear`` writes ``_`` (the input's enhanced graph describes the
     input's tree, not the predicted one; empty nodes go with it), ``keep`` leaves it."""
