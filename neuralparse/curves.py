@@ -34,6 +34,7 @@ from neuralparse.runtime.cli import (
 )
 
 METRICS_NAME = "metrics.jsonl"
+"""The trainer's record of a run: a JSON line per epoch, then a ``"stopped"`` line."""
 CURVE_NAME = "curve.svg"
 COLOURS = ("#1f5fa8", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207")
 """Line colours of the runs, in order (repeated beyond seven runs)."""
@@ -90,11 +91,20 @@ def read_curve(path: str | Path, name: str | None = None) -> RunCurve:
         if not isinstance(record, dict):
             raise InputError("not a JSON object of metrics", source=str(path), line=number)
         if "epoch" in record:
-            curve.epochs.append(int(record["epoch"]))
-            curve.las.append(record.get("dev", {}).get("las"))
-            curve.loss.append(float(record["loss"]))
+            try:
+                epoch, loss = int(record["epoch"]), float(record["loss"])
+                las = (record.get("dev") or {}).get("las")
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise InputError(
+                    "an epoch line needs an epoch number, a loss and dev scores",
+                    source=str(path),
+                    line=number,
+                ) from None
+            curve.epochs.append(epoch)
+            curve.las.append(las)
+            curve.loss.append(loss)
             if record.get("lr_decayed"):
-                curve.decayed.append(int(record["epoch"]))
+                curve.decayed.append(epoch)
             curve.best_epoch, curve.best_las = record.get("best_epoch"), record.get("best_las")
         elif "stopped" in record:
             curve.stopped = str(record["stopped"])

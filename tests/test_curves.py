@@ -71,6 +71,9 @@ def test_a_line_being_written_is_left_out_and_a_broken_one_is_named(tmp_path: Pa
     broken = write_run(tmp_path / "broken", [whole[0], "not json", whole[1]])
     with pytest.raises(InputError, match=r"metrics.jsonl, line 2: not a JSON line"):
         read_curve(broken)
+    odd = write_run(tmp_path / "odd", [whole[0], '{"epoch": 2, "dev": {}}', whole[1]])
+    with pytest.raises(InputError, match=r"line 2: an epoch line needs"):
+        read_curve(odd)
     with pytest.raises(InputError, match="no such file"):
         read_curve(tmp_path / "nowhere")
 

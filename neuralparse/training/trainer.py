@@ -51,7 +51,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from neuralparse.config import ModelConfig, TrainConfig, TrainerConfig, resolve_data_files
-from neuralparse.curves import CURVE_NAME, write_curve
+from neuralparse.curves import CURVE_NAME, METRICS_NAME, write_curve
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence
@@ -104,7 +104,6 @@ log = logging.getLogger("neuralparse.train")
 
 CHECKPOINT_NAME = "checkpoint.pt"
 LAST_NAME = "last.pt"
-METRICS_NAME = "metrics.jsonl"
 PROGRESS_STEPS = 20
 """Steps between the progress bar's updates of the mean loss (each one reads it from the
 device)."""
