@@ -13,7 +13,7 @@ import torch
 
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, parse_conllu_text, read_conllu
-from neuralparse.prediction import PredictOptions, batches_by_length, predict_stream
+from neuralparse.prediction import PredictOptions, batches_by_length, predict_file, predict_stream
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.training.trainer import train
 from neuralparse.trees.core import check_tree
@@ -180,6 +180,17 @@ def test_bad_input_fails_with_location_or_is_skipped_when_lenient(
     lenient = predict(*files, "lenient=true")
     assert [s.sent_id for s in read_conllu(out)] == ["good1", "good2"]
     assert "skipped 1 malformed sentences" in lenient.stderr.decode()
+
+
+def test_an_output_that_is_the_input_file_is_refused(loaded: LoadedParser, tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("w1 w2\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(source)
+    for dest in (source, link, tmp_path / "." / "in.txt"):
+        with pytest.raises(InputError, match="the output is the input file"):
+            predict_file(loaded, source, dest, device=CPU)
+    assert source.read_text() == "w1 w2\n"
 
 
 @pytest.mark.parametrize("content", [None, b"not a checkpoint at all"])

@@ -60,6 +60,19 @@ from neuralparse.search.graphs import GraphCache
 log = logging.getLogger("neuralparse.predict")
 
 
+def check_not_the_input(
+    source: str | os.PathLike[str] | TextIO, dest: str | os.PathLike[str] | TextIO
+) -> None:
+    """Refuse an output path that is the input file (also through a link): the finished
+    output would replace what the user gave."""
+    paths = [x for x in (source, dest) if isinstance(x, str | os.PathLike) and str(x) != STDIO]
+    if len(paths) == 2 and all(os.path.exists(x) for x in paths) and os.path.samefile(*paths):
+        raise InputError(
+            "the output is the input file, which the parse would replace: choose another output",
+            source=str(dest),
+        )
+
+
 def predict_file(
     parser: LoadedParser,
     source: str | os.PathLike[str] | TextIO,
@@ -81,6 +94,7 @@ def predict_file(
     the CUDA graphs recorded for the parser across calls (a cache of this call's when None)."""
     options = options or PredictOptions()
     graphs = graphs if graphs is not None else GraphCache()
+    check_not_the_input(source, dest)
     if input_format == "raw":  # checked before any output is opened
         lang = resolve_language(lang, parser.checkpoint["config"])
     context = distributed.Distributed()
