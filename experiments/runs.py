@@ -35,7 +35,12 @@ def train_command(
 ) -> list[str]:
     """``train.py`` for one run of a study into ``run_dir``: the run's ``overrides``, the
     study's ``--device`` and ``--threads``, no progress bar and no test scoring (the study
-    scores test itself), then ``extra`` overrides (which win)."""
+    scores test itself), then ``extra`` overrides (which win).  A run interrupted before
+    (``last.pt`` in ``run_dir``) goes on from where it stopped unless ``overrides`` name a
+    ``trainer.resume`` of their own."""
+    last = run_dir / "last.pt"
+    resumes = any(override.startswith("trainer.resume=") for override in overrides)
+    resume = [f"trainer.resume={last}"] if last.is_file() and not resumes else []
     return [
         sys.executable,
         str(ROOT / "train.py"),
@@ -44,6 +49,7 @@ def train_command(
         f"trainer.threads={args.threads}",
         "trainer.progress=false",
         "trainer.evaluate_test=false",
+        *resume,
         *extra,
         f"hydra.run.dir={run_dir}",
     ]

@@ -235,6 +235,17 @@ def test_train_writes_checkpoint_and_metrics_and_round_trips(tmp_path: Path) -> 
     assert scores["upos"] == raw["dev_metrics"]["upos"] and scores["upos"] is not None
 
 
+def test_a_folder_with_a_trained_run_is_not_trained_over(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(8, seed=3), max_epochs=1, patience=10)
+    train(cfg, tmp_path / "run")
+    model = (tmp_path / "run" / CHECKPOINT_NAME).read_bytes()
+    with pytest.raises(InputError, match=r"run: already holds a trained run \(checkpoint.pt"):
+        train(cfg, tmp_path / "run")
+    assert (tmp_path / "run" / CHECKPOINT_NAME).read_bytes() == model
+    cfg.trainer.max_epochs, cfg.trainer.resume = 2, str(tmp_path / "run" / LAST_NAME)
+    assert train(cfg, tmp_path / "run").epochs_run == 2  # resuming may write there
+
+
 def test_save_load_round_trip_predicts_identically(tmp_path: Path) -> None:
     cfg = tiny_config(tmp_path, make_corpus(10, seed=8), system="swap")
     data = prepare(cfg)

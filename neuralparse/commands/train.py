@@ -4,7 +4,8 @@ neuralparse/conf/config.yaml, its schema neuralparse/config.py).
 
 Outputs go to Hydra's run directory (``hydra.run.dir=DIR`` to choose it): ``checkpoint.pt``
 (the best model by dev LAS), ``last.pt`` (to resume: ``trainer.resume=DIR/last.pt``),
-``metrics.jsonl`` (one line per epoch), ``config.yaml`` (the resolved config) and the log.
+``metrics.jsonl`` (one line per epoch), ``curve.svg``, ``config.yaml`` (the resolved config)
+and the log; a folder that holds a trained run already is refused unless the run resumes.
 ``analysis.run=true`` first runs the corpus study (tree-class coverage and class ceilings,
 :mod:`neuralparse.training.corpus_study`) and writes ``corpus_study.json``.
 
@@ -34,7 +35,7 @@ from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, use
 @hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     from neuralparse.training.corpus_study import corpus_study
-    from neuralparse.training.trainer import train
+    from neuralparse.training.trainer import check_output_dir, train
 
     exit_on_sigterm()
     out = Path(HydraConfig.get().runtime.output_dir)
@@ -42,6 +43,7 @@ def main(cfg: DictConfig) -> None:
     with user_errors():
         check_known_keys(cfg, TrainConfig)
         if main_process:
+            check_output_dir(out, cfg.trainer.resume)  # before config.yaml is replaced
             (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         if cfg.analysis.run and main_process:
             study = corpus_study(cfg.data, no_punct=cfg.analysis.no_punct)

@@ -22,6 +22,9 @@ Determinism: the model is initialised after ``torch.manual_seed(seed)``; each ep
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
 run draws the same batches and dropout masks as an uninterrupted one.
 
+A folder that already holds a run's checkpoints is refused unless the run resumes
+(:func:`check_output_dir`): a second run into it would replace the first one's model.
+
 Interruptions: each epoch appends its metrics line, then saves ``last.pt`` (and
 ``checkpoint.pt`` when it is the best), each through a temporary file renamed into place, so a
 kill at any moment leaves whole checkpoints.  A run killed after the metrics line but before
@@ -268,6 +271,19 @@ def dev_decoder(
     return lambda batch, table: search(batch, table)[:2]
 
 
+def check_output_dir(output_dir: Path, resume: str | None) -> None:
+    """Refuse to train afresh into a folder that holds a trained run's checkpoints: they would
+    be replaced.  Resuming (``trainer.resume``) may write there."""
+    found = [name for name in (CHECKPOINT_NAME, LAST_NAME) if (output_dir / name).exists()]
+    if found and not resume:
+        raise InputError(
+            f"already holds a trained run ({', '.join(found)}), which training would replace: "
+            f"go on with trainer.resume={output_dir / LAST_NAME}, or train into another folder "
+            "(hydra.run.dir=...)",
+            source=str(output_dir),
+        )
+
+
 def train(cfg: TrainConfig | DictConfig, output_dir: str | Path) -> TrainResult:
     """Train according to ``cfg`` writing ``checkpoint.pt`` (best dev LAS), ``last.pt``
     (for resuming) and ``metrics.jsonl`` into ``output_dir``.  Under ``torchrun`` the
@@ -290,6 +306,7 @@ def _train(
 ) -> TrainResult:
     trainer = cfg.trainer
     if context.is_main:
+        check_output_dir(output_dir, trainer.resume)
         output_dir.mkdir(parents=True, exist_ok=True)
     else:
         log.setLevel(logging.WARNING)  # rank 0 reports
