@@ -177,11 +177,30 @@ def _axes(panel: _Panel, ticks: Sequence[float], epoch_ticks: Sequence[int]) -> 
     return parts
 
 
-def _polyline(points: Sequence[tuple[float, float]], colour: str, clip: str) -> str:
-    """A line through ``points``, drawn only inside the panel clipped by ``clip``."""
+def _stroke(index: int) -> str:
+    """The stroke of run ``index``: its colour, dashed from the second round of colours on."""
+    dash = " stroke-dasharray='5 3'" if (index // len(COLOURS)) % 2 else ""
+    return f"stroke='{COLOURS[index % len(COLOURS)]}'{dash}"
+
+
+def _legend(names: Sequence[str]) -> list[tuple[float, int]]:
+    """Where each run's legend entry goes: ``(x, row)``, rows filled left to right."""
+    places, x, row = [], float(LEFT), 0
+    for name in names:
+        width = 28 + 6 * len(name)
+        if x > LEFT and x + width > WIDTH - RIGHT:
+            x, row = float(LEFT), row + 1
+        places.append((x, row))
+        x += width
+    return places
+
+
+def _polyline(points: Sequence[tuple[float, float]], stroke: str, clip: str) -> str:
+    """A line through ``points`` (``stroke``: its SVG stroke attributes), drawn only inside
+    the panel clipped by ``clip``."""
     coordinates = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
     return (
-        f"<polyline points='{coordinates}' fill='none' stroke='{colour}' stroke-width='1.6' "
+        f"<polyline points='{coordinates}' fill='none' {stroke} stroke-width='1.6' "
         f"clip-path='url(#{clip})'/>"
     )
 
@@ -226,7 +245,10 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
         for v in (1, 2, 5)
         if loss_low <= v * 10**exponent <= loss_high
     ] or [loss_low, loss_high]
-    height = TOP + LAS_HEIGHT + GAP + LOSS_HEIGHT + BOTTOM + 18 * (len(drawn) > 1)
+    legend = _legend([c.name for c in drawn]) if len(drawn) > 1 else []
+    rows = 1 + max((row for _, row in legend), default=-1)
+    legend_top = TOP + LAS_HEIGHT + GAP + LOSS_HEIGHT + BOTTOM + 8
+    height = legend_top - 8 + 18 * rows
     title, subtitle = _title(drawn)
     parts = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{WIDTH}' height='{height}' "
@@ -251,18 +273,19 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
     parts.append(_text((LEFT + WIDTH - RIGHT) / 2, axis_y + 32, "epoch", size=11))
     for index, curve in enumerate(drawn):
         colour = COLOURS[index % len(COLOURS)]
+        stroke = _stroke(index)
         points = [
             (las_panel.x(e), las_panel.y(v))
             for e, v in zip(curve.epochs, curve.las, strict=True)
             if v is not None
         ]
-        parts.append(_polyline(points, colour, "las"))
+        parts.append(_polyline(points, stroke, "las"))
         loss_points = [
             (loss_panel.x(e), loss_panel.y(v))
             for e, v in zip(curve.epochs, curve.loss, strict=True)
             if v > 0
         ]
-        parts.append(_polyline(loss_points, colour, "loss"))
+        parts.append(_polyline(loss_points, stroke, "loss"))
         for epoch in curve.decayed:
             x, y = las_panel.x(epoch), TOP + LAS_HEIGHT
             parts.append(
@@ -275,17 +298,13 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
                 f"<circle cx='{x:.1f}' cy='{y:.1f}' r='4' fill='white' stroke='{colour}' "
                 "stroke-width='2'><title>best epoch</title></circle>"
             )
-    if len(drawn) > 1:
-        x = LEFT
-        for index, curve in enumerate(drawn):
-            colour = COLOURS[index % len(COLOURS)]
-            y = height - 10
-            parts.append(
-                f"<line x1='{x}' x2='{x + 16}' y1='{y - 4}' y2='{y - 4}' stroke='{colour}' "
-                "stroke-width='2'/>"
-            )
-            parts.append(_text(x + 20, y, curve.name, anchor="start", size=10))
-            x += 28 + 6 * len(curve.name)
+    for index, ((x, row), curve) in enumerate(zip(legend, drawn[: len(legend)], strict=True)):
+        y = legend_top + 18 * row
+        parts.append(
+            f"<line x1='{x}' x2='{x + 16}' y1='{y - 4}' y2='{y - 4}' {_stroke(index)} "
+            "stroke-width='2'/>"
+        )
+        parts.append(_text(x + 20, y, curve.name, anchor="start", size=10))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

@@ -123,6 +123,21 @@ def test_several_runs_share_the_axes_with_a_legend(run: Path, tmp_path: Path) ->
         draw_curves([read_curve(write_run(tmp_path / "empty", []))])
 
 
+def test_many_runs_get_a_legend_in_rows_and_dashes_once_colours_repeat(tmp_path: Path) -> None:
+    names = [f"system_number_{k}/seed1" for k in range(9)]
+    runs = [
+        read_curve(write_run(tmp_path / f"r{k}", [epoch_line(1, 60.0, 1.0, best=1)]), name)
+        for k, name in enumerate(names)
+    ]
+    root = ET.fromstring(draw_curves(runs))
+    texts = {t.text: float(t.get("y")) for t in root.iter(f"{SVG}text")}
+    rows = {texts[name] for name in names}
+    assert len(rows) > 1 and float(root.get("height")) > max(rows)  # wrapped, inside the picture
+    lines = list(root.iter(f"{SVG}polyline"))
+    dashed = [line.get("stroke-dasharray") is not None for line in lines[::2]]
+    assert dashed == [False] * 7 + [True] * 2
+
+
 def test_the_command_writes_the_svg_and_reports_errors_in_one_line(
     run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
