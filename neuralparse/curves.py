@@ -112,6 +112,11 @@ def read_curve(path: str | Path, name: str | None = None) -> RunCurve:
     return curve
 
 
+def _drawable(value: float | None) -> bool:
+    """A value with a place on an axis (a diverged run's loss may be infinite or NaN)."""
+    return value is not None and math.isfinite(value)
+
+
 def _step(span: float, most: int, steps: Sequence[float]) -> float:
     """The first of ``steps`` that cuts ``span`` into at most ``most`` intervals."""
     return next((s for s in steps if span / s <= most), steps[-1])
@@ -224,7 +229,7 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
         raise InputError("no epoch finished yet: nothing to draw")
     first = min(c.epochs[0] for c in drawn)
     last = max(max(c.epochs[-1] for c in drawn), first + 1)
-    scores = [v for c in drawn for v in c.las if v is not None]
+    scores = [v for c in drawn for v in c.las if _drawable(v)]
     # The first epochs climb steeply; the plateau is what a reader compares, so the scale
     # shows the top SCALE_SPAN points and lower values leave the panel.
     low, high = (max(min(scores), max(scores) - SCALE_SPAN), max(scores)) if scores else (0, 100)
@@ -232,7 +237,7 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
     low, high = math.floor(low / step) * step, math.ceil(high / step) * step
     high = high if high > low else low + step
     las_panel = _Panel(TOP, LAS_HEIGHT, first, last, low, high)
-    losses = [v for c in drawn for v in c.loss if v > 0]
+    losses = [v for c in drawn for v in c.loss if _drawable(v) and v > 0]
     loss_low = min(losses, default=0.1)
     loss_high = max(max(losses, default=1.0), loss_low * 1.01)
     loss_panel = _Panel(TOP + LAS_HEIGHT + GAP, LOSS_HEIGHT, first, last, loss_low, loss_high, True)
@@ -277,13 +282,13 @@ def draw_curves(curves: Sequence[RunCurve]) -> str:
         points = [
             (las_panel.x(e), las_panel.y(v))
             for e, v in zip(curve.epochs, curve.las, strict=True)
-            if v is not None
+            if _drawable(v)
         ]
         parts.append(_polyline(points, stroke, "las"))
         loss_points = [
             (loss_panel.x(e), loss_panel.y(v))
             for e, v in zip(curve.epochs, curve.loss, strict=True)
-            if v > 0
+            if _drawable(v) and v > 0
         ]
         parts.append(_polyline(loss_points, stroke, "loss"))
         for epoch in curve.decayed:

@@ -107,6 +107,13 @@ def test_the_svg_puts_each_epoch_where_its_scores_are(run: Path) -> None:
     assert "stopped: patience: no better dev LAS for 1 epochs" in texts
 
 
+def test_a_diverged_run_is_drawn_where_its_values_are_finite(tmp_path: Path) -> None:
+    lines = [epoch_line(1, 60.0, 2.0, best=1), epoch_line(2, 61.0, 1.0, best=2)]
+    lines.append(json.dumps({"epoch": 3, "loss": float("inf"), "dev": {"las": float("nan")}}))
+    las, loss = polylines(draw_curves([read_curve(write_run(tmp_path / "run", lines))]))
+    assert len(las) == len(loss) == 2
+
+
 def test_several_runs_share_the_axes_with_a_legend(run: Path, tmp_path: Path) -> None:
     other = write_run(
         tmp_path / "swap" / "seed1",

@@ -487,7 +487,7 @@ def redraw_curve(output_dir: Path) -> None:
     picture never stops training)."""
     try:
         write_curve(output_dir)
-    except (InputError, OSError) as error:
+    except Exception as error:  # whatever the picture's problem, training goes on
         log.warning("could not draw %s: %s", output_dir / CURVE_NAME, error)
 
 
