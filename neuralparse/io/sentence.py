@@ -291,14 +291,13 @@ class Sentence:
             if fill_tags:
                 own: list[str] = getattr(self, name)
                 untagged = own.count(UNSPECIFIED) == n
-                trusted = trusted and untagged
                 if name == "feats" and not untagged:
-                    values = own
-                else:
-                    values = [
-                        given if given != UNSPECIFIED else guess
-                        for given, guess in zip(own, values, strict=True)
-                    ]
+                    continue  # the sentence's FEATS stay as they are
+                trusted = trusted and untagged
+                values = [
+                    given if given != UNSPECIFIED else guess
+                    for given, guess in zip(own, values, strict=True)
+                ]
             replaced[name] = list(values) if trusted else self._checked_tags(column, values)
         if clear_deps and self._layout is not None:
             replaced["_layout"] = dataclasses.replace(self._layout, clear_deps=True)
