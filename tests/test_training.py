@@ -30,6 +30,7 @@ from neuralparse.runtime.checkpoint import (
 from neuralparse.search import greedy_parse_corpus
 from neuralparse.systems import get_system
 from neuralparse.training.examples import extract_oracle_examples
+from neuralparse.training.preparation import build_system
 from neuralparse.training.trainer import (
     CHECKPOINT_NAME,
     LAST_NAME,
@@ -365,6 +366,19 @@ def test_config_typos_fail_clearly() -> None:
         # The custom preset's test path is mandatory-missing (???): no test evaluation.
         custom = compose("config", overrides=["data=custom", "data.train=a", "data.dev=b"])
         assert configured_test_file(custom.data) is None
+
+
+@pytest.mark.parametrize("system_name", available_systems())
+def test_every_system_has_a_config_group_that_builds_it(system_name: str) -> None:
+    """``system=<name>`` composes and its options build the system (train.py's path)."""
+    from hydra import compose, initialize_config_dir
+
+    register_configs()
+    with initialize_config_dir(str(REPO / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[f"system={system_name}"])
+    assert cfg.system.name == system_name
+    options = OmegaConf.to_container(cfg.system.options)
+    assert build_system(system_name, ["dep", "root"], options).name == system_name
 
 
 def test_hydra_smoke_run(tmp_path: Path) -> None:
