@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -66,10 +67,13 @@ def test_parse_strings_token_lists_and_sentences(parser: Parser) -> None:
 def test_one_string_is_text_with_a_sentence_per_line(parser: Parser) -> None:
     (one,) = parser.parse("w1  w2 unseen .")
     assert one.words == ["w1", "w2", "unseen", "."]
-    assert str(one) == one.to_conllu()  # print(sentence) shows the CoNLL-U
     assert_trees([one], parser)
     two = parser.parse("w1 w2\n\n  \nw3 .\n")
     assert [s.words for s in two] == [["w1", "w2"], ["w3", "."]]
+    printed = io.StringIO()
+    for sentence in two:
+        print(sentence, file=printed)  # shows the CoNLL-U of the sentences, as a file has it
+    assert printed.getvalue() == "".join(s.to_conllu() for s in two)
     assert [s.heads for s in two] == [s.heads for s in parser.parse(["w1 w2", "w3 ."])]
     (again,) = parser.parse(one)
     assert again.words == one.words and again.heads == one.heads

@@ -210,8 +210,9 @@ class Sentence:
         return len(self.forms)
 
     def __str__(self) -> str:
-        """The CoNLL-U block (:meth:`to_conllu`): what ``print(sentence)`` shows."""
-        return self.to_conllu()
+        """The CoNLL-U block (:meth:`to_conllu`) without its terminating blank line, which
+        ``print`` adds: printing sentences one after another shows a CoNLL-U file."""
+        return self.to_conllu().rstrip("\r\n") + "\n"
 
     def _repr_html_(self) -> str:
         """The picture of the tree (:func:`neuralparse.pictures.figure`), shown by notebooks."""
