@@ -401,7 +401,7 @@ def test_claim_verdicts(
     assert accuracy_table.verdict(kind, average, better, worse) == expected
 
 
-def test_accuracy_study_quick_trains_and_parses_every_system(
+def test_accuracy_study_quick_trains_parses_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Tiny runs through the study's own commands (train.py, then test parsing greedy and with
