@@ -10,6 +10,13 @@ ended and at which epoch the best checkpoint was).  A run stopped by patience wh
 came before its last has converged in the trainer's sense; the table says for each run
 whether it did, and the figure shows how flat each curve was when it stopped.  Runs still
 training have no ``"stopped"`` line and are drawn as far as they got.
+
+A second table asks what a shorter patience would have cost (:func:`shorter_patience`).  The
+answer is exact, not a model: the trainer's learning-rate schedule depends on
+``trainer.lr_patience`` alone, never on ``trainer.patience``, so a run with a shorter patience
+is the recorded run cut at the epoch where that patience runs out.  For each patience it gives
+the dev LAS lost against the run's best (mean and worst over the finished runs) and the share
+of the epochs it would have trained.
 """
 
 from __future__ import annotations
@@ -89,6 +96,66 @@ def table_markdown(curves: Sequence[Curve]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class PatienceCost:
+    """What stopping with ``patience`` would have cost the finished runs."""
+
+    patience: int
+    mean_loss: float
+    """Mean over runs of best dev LAS minus the best dev LAS seen before stopping."""
+    worst_loss: float
+    runs_losing: int
+    """Runs that would have lost more than 0.1 dev LAS."""
+    epoch_share: float
+    """Epochs trained over epochs recorded, summed over the runs."""
+
+
+def stop_epoch(las: Sequence[float], patience: int) -> int:
+    """How many epochs a run with dev LAS ``las`` per epoch trains under ``patience``: it stops
+    after the first epoch that is ``patience`` epochs past the best so far (the trainer's
+    rule), or at the end of the record."""
+    best, best_epoch = float("-inf"), 0
+    for epoch, value in enumerate(las, 1):
+        if value > best:
+            best, best_epoch = value, epoch
+        if epoch - best_epoch >= patience:
+            return epoch
+    return len(las)
+
+
+def shorter_patience(curves: Sequence[Curve], patience: int) -> PatienceCost:
+    """The cost of ``patience`` over the runs stopped by patience (see the module docstring)."""
+    done = [c for c in curves if c.converged]
+    if not done:
+        raise ValueError("no run stopped by patience")
+    losses, trained = [], 0
+    for c in done:
+        stop = stop_epoch(c.las, patience)
+        losses.append(max(c.las) - max(c.las[:stop]))
+        trained += stop
+    return PatienceCost(
+        patience,
+        sum(losses) / len(losses),
+        max(losses),
+        sum(loss > 0.1 for loss in losses),
+        trained / sum(len(c.las) for c in done),
+    )
+
+
+def patience_markdown(costs: Sequence[PatienceCost], runs: int) -> str:
+    lines = [
+        f"| patience | dev LAS lost, mean | worst | runs losing > 0.1 (of {runs}) "
+        "| epochs trained |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {c.patience} | {c.mean_loss:.2f} | {c.worst_loss:.2f} | {c.runs_losing} "
+        f"| {100 * c.epoch_share:.0f}% |"
+        for c in costs
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def plot(curves: Sequence[Curve], path: Path) -> None:
     """One panel per treebank (data key): dev LAS per epoch, a line per run (one colour per
     system, dashed for a model other than the default), a dot at each best epoch."""
@@ -141,6 +208,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     done = [c for c in curves if c.stopped]
     converged = sum(c.converged for c in done)
     print(f"{converged} of {len(done)} finished runs stopped by patience after their best epoch")
+    if converged:
+        # The patience the runs had: epochs after the best one (the smallest, should they differ).
+        had = min(len(c.las) - (c.best_epoch or 0) for c in done if c.converged)
+        costs = [shorter_patience(curves, p) for p in range(1, had + 1)]
+        print("\nA shorter patience: the same runs cut where it runs out")
+        print(patience_markdown(costs, converged))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(curves, args.out)
     print(f"saved {args.out}", file=sys.stderr)

@@ -528,6 +528,8 @@ def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, ca
         "stopped": "max_epochs (2) reached", "best_epoch": 2,
     })  # fmt: skip
     run(tmp_path / "el" / "arc_eager" / "seed2", [40.0], None, cut=True)
+    late = {"stopped": "patience: no better dev LAS for 2 epochs", "best_epoch": 4}
+    run(tmp_path / "hu" / "arc_eager" / "seed1", [50.0, 55.0, 54.0, 60.0, 59.0, 58.0], late)
     curves = {(c.data, c.system, c.model): c for c in convergence.read_curves(tmp_path)}
     swap = curves[("hu", "swap", "default")]
     assert (swap.las, swap.best_epoch, swap.converged) == ([50.0, 60.0, 59.0, 58.0], 2, True)
@@ -538,8 +540,13 @@ def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, ca
     assert convergence.main(["--runs", str(tmp_path), "--out", str(png)]) == 0
     assert png.read_bytes().startswith(PNG_SIGNATURE)
     out = capsys.readouterr().out
-    assert "1 of 2 finished runs stopped by patience after their best epoch" in out
+    assert "2 of 3 finished runs stopped by patience after their best epoch" in out
     assert "| el | arc_eager | default | 2 | 1 | – | 40.00 | still training |" in out
+    # Patience 1 stops both converged runs after epoch 3: swap loses nothing (its best, 60,
+    # came at epoch 2), arc-eager loses 60 - 55; 6 of their 10 epochs trained.
+    assert "| 1 | 2.50 | 5.00 | 1 | 60% |" in out
+    assert "| 2 | 0.00 | 0.00 | 0 | 100% |" in out  # the patience they had
+    assert [convergence.stop_epoch([1.0, 2.0, 2.0, 2.0], p) for p in (1, 2, 3)] == [3, 4, 4]
     assert convergence.main(["--runs", str(tmp_path / "none"), "--out", str(png)]) == 1
 
 
