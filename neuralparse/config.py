@@ -246,10 +246,28 @@ class TrainerConfig:
     (a ``"split": "test"`` line in metrics.jsonl)."""
     resume: str | None = None
     """Path of a checkpoint to continue training from (weights, optimizer and epoch)."""
+    oracle: str = "static"
+    """``static``: learn the static oracle's action in the configurations of gold derivations;
+    ``dynamic``: learn the cheapest actions (the system's dynamic oracle, Goldberg & Nivre
+    2012) in the configurations the model reaches itself (arc_eager, arc_eager_pp)."""
+    exploration: float = 0.9
+    """With ``oracle=dynamic``: the probability of following the model's own action when it
+    is not one of the cheapest (Goldberg & Nivre 2012 use 0.9)."""
+    exploration_from_epoch: int = 2
+    """With ``oracle=dynamic``: the first epoch trained on the model's own configurations (the
+    epochs before learn from the static oracle, so that exploration starts from a parser
+    that has seen the gold derivations once)."""
 
     @staticmethod
     def check(trainer: Any) -> None:
-        """Refuse a learning-rate schedule that makes no sense, before any work."""
+        """Refuse a learning-rate schedule or an oracle setting that makes no sense, before
+        any work."""
+        if trainer.oracle not in ("static", "dynamic"):
+            raise InputError(f"trainer.oracle={trainer.oracle!r}: expected static or dynamic")
+        if not 0.0 <= trainer.exploration <= 1.0:
+            raise InputError(
+                f"trainer.exploration={trainer.exploration}: expected a probability in [0, 1]"
+            )
         if not 0.0 < trainer.lr_decay <= 1.0:
             raise InputError(f"trainer.lr_decay={trainer.lr_decay}: expected a factor in (0, 1]")
         if trainer.lr_patience < 1:

@@ -31,6 +31,35 @@ free, since its dependent is never reduced early) has RIGHT-ARC.  Every derivati
 Static oracle (Nivre 2003; Goldberg & Nivre 2012 static): LEFT-ARC / RIGHT-ARC when the gold
 arc joins the stack top and the buffer front, REDUCE when the top has its head and all its
 dependents, SHIFT otherwise; complete for projective single-rooted trees.
+
+Dynamic oracle (Goldberg & Nivre 2012; arc-eager is arc-decomposable): a gold arc
+``h → d`` can still be built while ``d`` has no head and either ``d`` is in the buffer and
+``h`` on the stack (the root 0 only while it has no dependent) or in the buffer, or ``d`` is on
+the stack and ``h`` in the buffer.  An action's cost is the number of such arcs it makes
+unbuildable, plus one for a gold arc built with a wrong label (``s0``, ``b0``: stack top and
+buffer front; ``h(w)``: gold head):
+
+=============  ==============================================================================
+Transition     Gold arcs lost
+=============  ==============================================================================
+SHIFT          ``h(b0)`` on the stack; ``b0 → d`` for headless ``d`` on the stack
+REDUCE         ``s0 → d`` for ``d`` in the buffer
+LEFT-ARC_l     ``h(s0)`` in the buffer but not ``b0``; ``s0 → d`` for ``d`` in the buffer;
+               label: ``h(s0) = b0`` and ``l`` is not its gold label
+RIGHT-ARC_l    ``h(b0)`` on the stack but not ``s0``, or in the buffer; ``b0 → d`` for headless
+               ``d`` on the stack; from the root, its gold dependent when that is in the
+               buffer and not ``b0``; label: ``h(b0) = s0`` and ``l`` is not its gold label
+=============  ==============================================================================
+
+These costs are exact for arc-eager with words left headless at the end as extra roots (as
+Goldberg & Nivre define it) and one root dependent.  The UD restrictions above (no word left
+headless, the root's dependent never reduced early) make some arcs jointly unreachable that
+the table does not count, so off the gold path a cheapest legal action is now and then not
+a best one (in a few percent of the configurations of random legal walks over small trees);
+on the gold path every zero-cost action keeps the gold tree reachable.
+Training therefore takes the cheapest legal actions as its targets.  The book-keeping the
+costs need (which words are on the stack, which have a head) lives in ``gold.extra``, kept by
+:meth:`ArcEager.follow`, so the parser state carries none of it.
 """
 
 from __future__ import annotations
@@ -42,7 +71,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.arc_standard import single_rooted
-from neuralparse.systems.base import Gold, TransitionSystem
+from neuralparse.systems.base import Gold, TransitionSystem, word_table
 from neuralparse.systems.state import State
 from neuralparse.trees.core import is_projective
 
@@ -114,8 +143,81 @@ class ArcEager(TransitionSystem):
         label = torch.where(left, gold.at(gold.labels, s0), gold.at(gold.labels, b0))
         return self.actions_for(transition, label)
 
+    has_dynamic_oracle = True
+
+    def action_costs(self, state: State, gold: Gold) -> Tensor:
+        on_stack, headed = self._oracle_tables(state, gold)
+        heads = gold.heads
+        words = torch.arange(heads.shape[1], device=heads.device)[None, :]
+        front = state.scalars["front"]
+        in_buffer = (words >= front[:, None]) & (words <= state.lengths[:, None])
+        s0 = state.pool.token[state.tops["stack"]]
+        b0 = torch.where(front <= state.lengths, front, -1)
+        head_s0, head_b0 = gold.at(heads, s0), gold.at(heads, b0)
+        root_free = state.scalars["root_children"] == 0
+        b0_head_on_stack = word_table(on_stack, head_b0) & ((head_b0 != 0) | root_free)
+        b0_head_in_buffer = word_table(in_buffer, head_b0)
+        s0_children_in_buffer = (in_buffer & (heads == s0[:, None])).sum(1)
+        b0_children_on_stack = (on_stack & ~headed & (heads == b0[:, None]) & (words > 0)).sum(1)
+        other_root_child = (in_buffer & (heads == 0) & (words != b0[:, None])).any(1)
+        shift = b0_head_on_stack.long() + b0_children_on_stack
+        left = (word_table(in_buffer, head_s0) & (head_s0 != b0)).long() + s0_children_in_buffer
+        right = (
+            (b0_head_in_buffer | (b0_head_on_stack & (head_b0 != s0))).long()
+            + b0_children_on_stack
+            + ((s0 == 0) & other_root_child).long()
+        )
+        costs = torch.stack([shift, s0_children_in_buffer, left, right], 1)
+        at, al, _, _ = self.action_tensors(state.device)
+        cost = costs[:, at]
+        if self.labels:
+            # A gold arc with a wrong label: the arc is built, its label is lost.
+            gold_label = torch.stack(
+                [
+                    torch.where(head_s0 == b0, gold.at(gold.labels, s0), -1),
+                    torch.where((head_b0 == s0) & (b0 >= 0), gold.at(gold.labels, b0), -1),
+                ],
+                1,
+            )
+            arc = (at == LEFT_ARC) | (at == RIGHT_ARC)
+            expected = gold_label[:, (at == RIGHT_ARC).long()]
+            cost = cost + (arc & (expected >= 0) & (expected != al)).long()
+        return cost
+
+    def follow(self, state: State, gold: Gold, actions: Tensor) -> None:
+        on_stack, headed = self._oracle_tables(state, gold)
+        at, _, _, _ = self.action_tensors(state.device)
+        transition = at[actions]
+        active = ~self.terminal(state)
+        s0 = state.pool.token[state.tops["stack"]]
+        b0 = state.scalars["front"].clamp(max=on_stack.shape[1] - 1)
+        pushed = active & ((transition == SHIFT) | (transition == RIGHT_ARC))
+        popped = active & ((transition == REDUCE) | (transition == LEFT_ARC))
+        _set_where(on_stack, b0, pushed, True)
+        _set_where(on_stack, s0, popped, False)
+        _set_where(headed, s0, active & (transition == LEFT_ARC), True)
+        _set_where(headed, b0, active & (transition == RIGHT_ARC), True)
+
+    @staticmethod
+    def _oracle_tables(state: State, gold: Gold) -> tuple[Tensor, Tensor]:
+        """``gold.extra``'s ``on_stack`` and ``headed`` ``[B, n_max + 1]`` (made for the
+        initial configuration on first use)."""
+        if "on_stack" not in gold.extra:
+            on_stack = torch.zeros_like(gold.heads, dtype=torch.bool)
+            on_stack[:, 0] = True
+            gold.extra["on_stack"] = on_stack
+            gold.extra["headed"] = torch.zeros_like(on_stack)
+        return gold.extra["on_stack"], gold.extra["headed"]
+
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return single_rooted(heads) and is_projective(heads)
 
     def max_transitions(self, n: int) -> int:
         return 2 * n
+
+
+def _set_where(table: Tensor, tokens: Tensor, where: Tensor, value: bool) -> None:
+    """``table[b, tokens[b]] = value`` where ``where[b]``, without reading the host."""
+    index = tokens.clamp(min=0)[:, None]
+    current = table.gather(1, index)
+    table.scatter_(1, index, torch.where(where[:, None], value, current))

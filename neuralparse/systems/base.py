@@ -72,6 +72,11 @@ class Gold:
         return (self.at(self.attached, tokens) == self.at(self.n_children, tokens)) & (tokens >= 0)
 
 
+def word_table(table: Tensor, tokens: Tensor) -> Tensor:
+    """``table[b, tokens[b]]`` of a boolean per-word table, False where ``tokens[b]`` is -1."""
+    return table.gather(1, tokens.clamp(min=0)[:, None])[:, 0] & (tokens >= 0)
+
+
 class TransitionSystem(ABC):
     """Abstract transition system over a :class:`State` batch (see the module docstring)."""
 
@@ -262,6 +267,22 @@ class TransitionSystem(ABC):
     def oracle_actions(self, state: State, gold: Gold) -> Tensor:
         """The static oracle's action ``[B]`` for each configuration (any value for terminal
         ones)."""
+
+    # -- dynamic oracle (training with error exploration) -----------------------------------
+    has_dynamic_oracle: ClassVar[bool] = False
+    """Whether :meth:`action_costs` and :meth:`follow` are implemented: the system can be
+    trained from configurations its own model reaches (``trainer.oracle=dynamic``)."""
+
+    def action_costs(self, state: State, gold: Gold) -> Tensor:
+        """``[B, A]`` the dynamic oracle's cost of every action (Goldberg & Nivre 2012): how
+        many gold arcs that can still be built become unbuildable, plus one when the action
+        builds a gold arc with a wrong label.  Values of illegal actions are meaningless."""
+        raise NotImplementedError(f"{self.name} has no dynamic oracle")
+
+    def follow(self, state: State, gold: Gold, actions: Tensor) -> None:
+        """Update the dynamic oracle's book-keeping in ``gold`` for ``actions``, just before
+        they are applied to ``state``."""
+        raise NotImplementedError(f"{self.name} has no dynamic oracle")
 
     @staticmethod
     def lengths_tensor(lengths: Tensor | Sequence[int], device: torch.device | None) -> Tensor:

@@ -52,6 +52,8 @@ class Prepared:
     train_corpus: EncodedCorpus
     dev_corpus: EncodedCorpus
     examples: OracleExamples
+    train_trees: list[tuple[list[int], list[str]]]
+    """The training trees as the system learns them (in its class: lifted or encoded)."""
     transform_report: TransformReport
     not_reproduced: int
     unseen_dev_labels: Counter[str] = field(default_factory=Counter)
@@ -93,7 +95,14 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     """Validate the configuration and data, then build everything training needs (the oracle
     runs on ``device``, default the CPU)."""
     options = dict(cfg.system.options)
-    build_system(cfg.system.name, (), options)  # fails here, before any data is read
+    # A bad system name, option or oracle fails here, before any data is read.
+    unlabeled = build_system(cfg.system.name, (), options)
+    if cfg.trainer.oracle == "dynamic" and not unlabeled.has_dynamic_oracle:
+        with_oracle = sorted(name for name, cls in SYSTEMS.items() if cls.has_dynamic_oracle)
+        raise InputError(
+            f"trainer.oracle=dynamic: {cfg.system.name} has no dynamic oracle; systems with "
+            f"one: {', '.join(with_oracle)}"
+        )
     ModelConfig.coerce(cfg.model)  # so does a bad model configuration
     if cfg.search.name not in SEARCHES:
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
@@ -119,7 +128,6 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         len(dev_sentences),
         files["dev"],
     )
-    unlabeled = build_system(cfg.system.name, (), options)
     trees, report = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in train_sentences])
     log.info("%s: %s", cfg.system.name, report.summary())
     labels = sorted({label for _, deprels in trees for label in deprels})
@@ -159,6 +167,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars, contextual),
         dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars, contextual),
         examples=examples,
+        train_trees=trees,
         transform_report=report,
         not_reproduced=failed,
         unseen_dev_labels=unseen,

@@ -71,6 +71,7 @@ from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
 from neuralparse.training.examples import OracleExamples
+from neuralparse.training.exploration import Explorer
 from neuralparse.training.preparation import (
     Prepared,
     build_system,
@@ -190,19 +191,25 @@ def loss_on_batch(
     examples: OracleExamples,
     ids: torch.Tensor,
     device: torch.device,
+    explorer: Explorer | None = None,
 ) -> tuple[torch.Tensor, int]:
     """Mean cross-entropy over the legal actions of every oracle configuration of the
     sentences ``ids``, in one tensor batch, plus the weighted tagging losses; also returns the
     number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
     data-parallel training.  Nothing here waits for the device (the words are counted on the
     host, the batch is copied from pinned memory), so on a GPU the host prepares the next
-    steps while this one runs."""
+    steps while this one runs.  With an ``explorer`` the configurations are those the model
+    reaches itself and the targets the dynamic oracle's (:mod:`.exploration`), which waits
+    for the device at every transition."""
     inputs = corpus.batch(ids)
     words = int(inputs.lengths.sum())
     inputs = batch_to_device(inputs, device)
-    batch = batch_to_device(examples.gather(ids), device)
-    scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
-    loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
+    if explorer is not None:
+        loss, tag_scores = explorer.loss(model, inputs, ids)
+    else:
+        batch = batch_to_device(examples.gather(ids), device)
+        scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
+        loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
     weights = getattr(model, "module", model).tag_loss_weights
     return loss + tag_loss(tag_scores, inputs, weights), words
 
@@ -232,8 +239,10 @@ def run_epoch(
     clip_norm: float,
     progress_bar: bool,
     description: str,
+    explorer: Explorer | None = None,
 ) -> tuple[float, int, int]:
-    """One pass over ``batches``; returns (summed loss x words, words, steps) of this rank."""
+    """One pass over ``batches`` (with the dynamic oracle when ``explorer`` is given);
+    returns (summed loss x words, words, steps) of this rank."""
     model.train()
     # The loss is summed on the device and read once an epoch (and by the progress bar every
     # PROGRESS_STEPS steps): reading it every step would make the host wait for the device.
@@ -242,7 +251,7 @@ def run_epoch(
     bar = tqdm(batches, desc=description, disable=not progress_bar, unit="batch", leave=False)
     start = time.perf_counter()
     for ids in bar:
-        loss, words = loss_on_batch(model, data.train_corpus, data.examples, ids, device)
+        loss, words = loss_on_batch(model, data.train_corpus, data.examples, ids, device, explorer)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
@@ -382,6 +391,11 @@ def _train(
             clip_norm=trainer.clip_norm,
             progress_bar=trainer.progress and context.is_main,
             description=f"epoch {epoch}",
+            explorer=(
+                Explorer(data.system, data.train_trees, trainer.exploration, generator)
+                if trainer.oracle == "dynamic" and epoch >= trainer.exploration_from_epoch
+                else None
+            ),
         )
         progress.updates += steps
         train_seconds = time.perf_counter() - epoch_start

@@ -1,0 +1,158 @@
+"""The arc-eager dynamic oracle (Goldberg & Nivre 2012) against exhaustive search.
+
+An action's cost must be exactly what it loses: the most correct arcs a derivation can still
+reach from the configuration, minus the most it can reach after the action.  Goldberg &
+Nivre's costs are exact for arc-eager as they define it, where words left headless at the end
+become roots; with one root dependent (the root takes arcs only while it has none) that is
+the system :func:`relaxed_moves` below, and the search runs over it from every configuration
+of random legal walks on the engine, so off-gold configurations are covered.  The engine's
+further UD restrictions (no word left headless, the root's dependent not reduced early)
+make some arcs jointly unreachable that the costs do not see; the last test checks what
+matters for training despite them: zero-cost actions rebuild the gold tree.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neuralparse.systems import get_system
+from neuralparse.systems.state import State
+from tests.reference.elementary import Configuration
+from tests.systems.helpers import buffer_of, stack_of
+from tests.trees_strategies import projective_trees
+
+LABELS = ("a", "b", "root")
+
+
+def relaxed_moves(c: Configuration) -> dict[str, Configuration]:
+    """Arc-eager (Nivre 2003) with a single root dependent and headless words allowed at the
+    end: the successor of each transition defined on ``c``."""
+    if not c.buffer:
+        return {}
+    s0, b0 = c.stack[-1], c.buffer[0]
+    headed = {dep for _, dep, _ in c.arcs}
+    root_free = all(head != 0 for head, _, _ in c.arcs)
+    moves = {"SHIFT": Configuration((*c.stack, b0), c.buffer[1:], c.arcs)}
+    if s0 != 0 and s0 in headed:
+        moves["REDUCE"] = Configuration(c.stack[:-1], c.buffer, c.arcs)
+    if s0 != 0 and s0 not in headed:
+        moves["LEFT-ARC"] = Configuration(c.stack[:-1], c.buffer, c.arcs | {(b0, s0, None)})
+    if s0 != 0 or root_free:
+        arcs = c.arcs | {(s0, b0, None)}
+        moves["RIGHT-ARC"] = Configuration((*c.stack, b0), c.buffer[1:], arcs)
+    return moves
+
+
+def reachable_correct(gold_heads: tuple[int, ...]):
+    """``best(c)``: the most words whose head is their gold head, over every derivation of
+    :func:`relaxed_moves` that completes ``c``."""
+
+    @cache
+    def best(c: Configuration) -> int:
+        moves = relaxed_moves(c)
+        if not moves:
+            return sum(gold_heads[dep - 1] == head for head, dep, _ in c.arcs)
+        return max(map(best, moves.values()))
+
+    return best
+
+
+def reference_configuration(state: State, b: int) -> Configuration:
+    heads, _ = state.heads_and_labels()
+    arcs = frozenset(
+        (head, dep, None) for dep, head in enumerate(heads[b].tolist()) if dep > 0 and head >= 0
+    )
+    return Configuration(stack_of(state, b), buffer_of(state, b), arcs)
+
+
+def labels_for(heads: list[int], rng: random.Random) -> list[str]:
+    return ["root" if h == 0 else rng.choice("ab") for h in heads]
+
+
+def walk(trees: list[list[int]], seed: int, labeled: bool):
+    """Random legal walks on the engine, one per tree; yields the state, the gold tensors,
+    the legal mask and the costs before every step."""
+    system = get_system("arc_eager", LABELS if labeled else ())
+    rng = random.Random(seed)
+    gold_trees = [(h, labels_for(h, rng)) for h in trees]
+    state = system.initial([len(h) for h in trees])
+    gold = system.gold(gold_trees, state.device)
+    generator = torch.Generator().manual_seed(seed)
+    while not bool(system.terminal(state).all()):
+        legal = system.legal(state)
+        costs = system.action_costs(state, gold)
+        yield system, state, gold, legal, costs
+        weights = legal.float() + (~legal.any(1, keepdim=True)).float()
+        actions = torch.multinomial(weights, 1, generator=generator)[:, 0]
+        system.follow(state, gold, actions)
+        system.apply(state, actions)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(projective_trees(min_words=1, max_words=7), min_size=1, max_size=4),
+    st.integers(0, 2**31),
+)
+def test_costs_are_what_each_action_loses(trees: list[list[int]], seed: int) -> None:
+    for system, state, _, legal, costs in walk(trees, seed, labeled=False):
+        for b, heads in enumerate(trees):
+            c = reference_configuration(state, b)
+            best, moves = reachable_correct(tuple(heads)), relaxed_moves(c)
+            for a in torch.nonzero(legal[b])[:, 0].tolist():
+                transition = system.decode(a)[0]
+                lost = best(c) - best(moves[transition])
+                assert int(costs[b, a]) == lost, (heads, c, transition)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(projective_trees(min_words=1, max_words=9), min_size=1, max_size=4),
+    st.integers(0, 2**31),
+)
+def test_a_wrong_label_on_a_gold_arc_costs_one(trees: list[list[int]], seed: int) -> None:
+    unlabeled = get_system("arc_eager")
+    for system, state, gold, legal, costs in walk(trees, seed, labeled=True):
+        plain = unlabeled.action_costs(state, gold)
+        s0 = state.pool.token[state.tops["stack"]].tolist()
+        b0 = state.scalars["front"].tolist()
+        for b in range(len(trees)):
+            for a in torch.nonzero(legal[b])[:, 0].tolist():
+                transition, label = system.decode(a)
+                arc = {"LEFT-ARC": (s0[b], b0[b]), "RIGHT-ARC": (b0[b], s0[b])}.get(transition)
+                wrong = (
+                    arc is not None
+                    and int(gold.heads[b, arc[0]]) == arc[1]
+                    and system.labels[int(gold.labels[b, arc[0]])] != label
+                )
+                assert int(costs[b, a]) == int(plain[b, unlabeled.encode(transition)]) + wrong
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(projective_trees(min_words=1, max_words=20), min_size=1, max_size=8),
+    st.integers(0, 2**31),
+)
+def test_zero_cost_actions_rebuild_the_gold_tree(trees: list[list[int]], seed: int) -> None:
+    """From the initial configuration a zero-cost action always exists, and any sequence of
+    zero-cost actions derives the gold tree."""
+    system = get_system("arc_eager", LABELS)
+    rng = random.Random(seed)
+    generator = torch.Generator().manual_seed(seed)
+    state = system.initial([len(h) for h in trees])
+    gold = system.gold([(h, labels_for(h, rng)) for h in trees], state.device)
+    while not bool(system.terminal(state).all()):
+        free = system.legal(state) & (system.action_costs(state, gold) == 0)
+        assert bool(free.any(1)[~system.terminal(state)].all())
+        weights = free.float() + (~free.any(1, keepdim=True)).float()
+        actions = torch.multinomial(weights, 1, generator=generator)[:, 0]
+        system.follow(state, gold, actions)
+        system.apply(state, actions)
+    heads, labels = state.heads_and_labels()
+    words = gold.heads >= 0
+    assert torch.equal(heads[:, : words.shape[1]][words], gold.heads[words])
+    assert torch.equal(labels[:, : words.shape[1]][words], gold.labels[words])

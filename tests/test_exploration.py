@@ -1,0 +1,96 @@
+"""Training with the dynamic oracle and error exploration (neuralparse.training.exploration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from neuralparse.errors import InputError
+from neuralparse.model import ParserModel
+from neuralparse.runtime.checkpoint import load_checkpoint
+from neuralparse.training.exploration import Explorer, explore
+from neuralparse.training.trainer import LAST_NAME, loss_on_batch, prepare, train
+from tests.parser_fixtures import make_corpus
+from tests.test_training import tiny_config
+
+CPU = torch.device("cpu")
+
+
+def prepared_model(tmp_path: Path, count: int = 12, seed: int = 3):
+    cfg = tiny_config(tmp_path, make_corpus(count, seed=seed), oracle="dynamic")
+    data = prepare(cfg)
+    torch.manual_seed(0)
+    return cfg, data, ParserModel.for_system(data.vocabs, cfg.model, data.system)
+
+
+@pytest.mark.parametrize("exploration", [0.0, 1.0])
+def test_exploring_parse_records_its_configurations(tmp_path: Path, exploration: float) -> None:
+    """With exploration 0 the parse takes only cheapest actions and so rebuilds every gold
+    tree; with 1 it follows the untrained model away from them.  Either way every recorded
+    configuration has a legal target and belongs to a sentence of the batch."""
+    _, data, model = prepared_model(tmp_path)
+    ids = data.examples.usable()
+    batch = data.train_corpus.batch(ids)
+    trees = [data.train_trees[i] for i in ids.tolist()]
+    seen = explore(model, data.system, batch, trees, exploration, torch.Generator().manual_seed(1))
+    assert bool((seen.targets & ~seen.legal).any()) is False
+    assert bool(seen.targets.any(1).all())
+    assert set(seen.position.tolist()) == set(range(len(ids)))
+    rebuilt = [seen.heads[b, 1 : len(h) + 1].tolist() == list(h) for b, (h, _) in enumerate(trees)]
+    if exploration == 0.0:
+        assert all(rebuilt)
+    else:
+        assert not all(rebuilt)
+    assert model.training  # explore parses in evaluation mode and gives the model back
+
+
+def test_dynamic_oracle_loss_decreases(tmp_path: Path) -> None:
+    _, data, model = prepared_model(tmp_path, count=20, seed=1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    explorer = Explorer(data.system, data.train_trees, 0.9, torch.Generator().manual_seed(0))
+    ids = data.examples.usable()
+    losses = []
+    for _ in range(40):
+        loss, _ = loss_on_batch(model, data.train_corpus, data.examples, ids, CPU, explorer)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_dynamic_oracle_training_resumes_exactly(tmp_path: Path) -> None:
+    """The exploration draws come from the epoch's seeded generator, so a resumed run
+    explores as the uninterrupted one did."""
+    sentences = make_corpus(12, seed=6)
+    cfg = tiny_config(
+        tmp_path, sentences, max_epochs=3, patience=10, batch_tokens=30, oracle="dynamic"
+    )
+    straight = train(cfg, tmp_path / "straight")
+    cfg.trainer.max_epochs = 2
+    train(cfg, tmp_path / "first")
+    cfg.trainer.max_epochs = 3
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    resumed = train(cfg, tmp_path / "resumed")
+    assert resumed.history[0]["loss"] == pytest.approx(straight.history[2]["loss"], rel=1e-5)
+    a = load_checkpoint(tmp_path / "straight" / LAST_NAME)["state_dict"]
+    b = load_checkpoint(tmp_path / "resumed" / LAST_NAME)["state_dict"]
+    for key in a:
+        torch.testing.assert_close(a[key], b[key], rtol=1e-5, atol=1e-6)
+
+
+def test_oracle_settings_fail_before_the_data_is_read(tmp_path: Path) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(3), oracle="dynamic")
+    cfg.data.train = str(tmp_path / "missing.conllu")
+    cfg.system.name = "swap"
+    with pytest.raises(InputError, match="swap has no dynamic oracle; systems with one: arc_eager"):
+        prepare(cfg)
+    cfg.system.name = "arc_eager"
+    cfg.trainer.oracle = "psychic"
+    with pytest.raises(InputError, match=r"trainer\.oracle='psychic'"):
+        prepare(cfg)
+    cfg.trainer.oracle, cfg.trainer.exploration = "dynamic", 1.5
+    with pytest.raises(InputError, match=r"trainer\.exploration=1\.5"):
+        prepare(cfg)
