@@ -8,7 +8,10 @@ epochs: batches by token count (:func:`~neuralparse.runtime.batching.token_batch
 cross-entropy step over *all* configurations of a batch's sentences at once (the encoder runs
 once per batch, the scorer once over the gathered configurations), Adam with gradient
 clipping, greedy dev evaluation with the evaluation module's scores after each epoch, the
-best checkpoint by dev LAS, early stopping and resume.
+best checkpoint by dev LAS, early stopping and resume.  With ``trainer.oracle=dynamic`` the
+configurations of a batch are those the model reaches itself and the targets the dynamic
+oracle's (:mod:`~neuralparse.training.exploration`); the loss is in
+:mod:`~neuralparse.training.losses`.
 
 The loss is the transition scorer's cross-entropy plus, for a tagging model, each tagging
 head's cross-entropy over the words (weighted by ``model.<column>_loss_weight``): tagger and
@@ -49,7 +52,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
@@ -58,20 +60,18 @@ from neuralparse.curves import CURVE_NAME, METRICS_NAME, write_curve
 from neuralparse.errors import InputError
 from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
 from neuralparse.io import Sentence
-from neuralparse.model.encoder import gold_tags
-from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.parser import ParserModel
-from neuralparse.model.scorer import mask_illegal
-from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX, Vocabularies
+from neuralparse.model.vocab import Vocabularies
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
-from neuralparse.runtime.devices import batch_to_device, resolve_device, set_threads
+from neuralparse.runtime.devices import resolve_device, set_threads
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
-from neuralparse.training.examples import OracleExamples
 from neuralparse.training.exploration import Explorer
+from neuralparse.training.losses import loss_on_batch, tag_loss
 from neuralparse.training.preparation import (
     Prepared,
     build_system,
@@ -166,52 +166,6 @@ def evaluate_parser(
             ),
         )
     return predicted_tag_scores_only(accumulator.result().to_dict(), classes)
-
-
-def tag_loss(
-    tag_scores: dict[str, torch.Tensor], batch: ModelInput, weights: dict[str, float]
-) -> torch.Tensor:
-    """The weighted sum of the tagging heads' mean cross-entropies over the words of
-    ``batch`` (zero for a model without heads)."""
-    total = torch.zeros((), device=batch.lengths.device)
-    for column, scores in tag_scores.items():
-        gold = gold_tags(batch, column)
-        if gold is None:
-            raise ValueError(f"the model predicts {column} but the batch has no gold {column}")
-        # The root row, padding and (impossible in training data) unknown tags score nothing.
-        target = torch.where(gold == UNK_INDEX, PAD_INDEX, gold)
-        loss = F.cross_entropy(scores.flatten(0, 1), target.flatten(), ignore_index=PAD_INDEX)
-        total = total + weights[column] * loss
-    return total
-
-
-def loss_on_batch(
-    model: torch.nn.Module,
-    corpus: EncodedCorpus,
-    examples: OracleExamples,
-    ids: torch.Tensor,
-    device: torch.device,
-    explorer: Explorer | None = None,
-) -> tuple[torch.Tensor, int]:
-    """Mean cross-entropy over the legal actions of every oracle configuration of the
-    sentences ``ids``, in one tensor batch, plus the weighted tagging losses; also returns the
-    number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
-    data-parallel training.  Nothing here waits for the device (the words are counted on the
-    host, the batch is copied from pinned memory), so on a GPU the host prepares the next
-    steps while this one runs.  With an ``explorer`` the configurations are those the model
-    reaches itself and the targets the dynamic oracle's (:mod:`.exploration`), which waits
-    for the device at every transition."""
-    inputs = corpus.batch(ids)
-    words = int(inputs.lengths.sum())
-    inputs = batch_to_device(inputs, device)
-    if explorer is not None:
-        loss, tag_scores = explorer.loss(model, inputs, ids)
-    else:
-        batch = batch_to_device(examples.gather(ids), device)
-        scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
-        loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
-    weights = getattr(model, "module", model).tag_loss_weights
-    return loss + tag_loss(tag_scores, inputs, weights), words
 
 
 def _seeded(seed: int, epoch: int) -> torch.Generator:
