@@ -21,7 +21,11 @@ epoch (reading, tree transforms, the oracle run, the model), reported apart.
     python -m benchmarks.epoch_cost [--treebank UD_Hungarian-Szeged] [--epochs 3]
         [--systems arc_eager three_step two_registers] [--device cpu|cuda] [--threads 1]
         [--model default|small] [--batch-tokens N] [--max-train-sentences N]
-        [--data-root DIR] [--out PATH]
+        [--dynamic-oracle] [--data-root DIR] [--out PATH]
+
+``--dynamic-oracle`` adds a row ``SYSTEM+dynamic`` for each system that has a dynamic oracle,
+trained with ``trainer.oracle=dynamic`` (the batches parsed by the model before each step,
+:mod:`neuralparse.training.exploration`), so its training cost is compared in the same run.
 """
 
 from __future__ import annotations
@@ -82,7 +86,9 @@ class SystemCost:
         return self.train + self.eval
 
 
-def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) -> TrainConfig:
+def train_config(
+    args: argparse.Namespace, system: str, files: dict[str, Path], oracle: str = "static"
+) -> TrainConfig:
     """The configuration ``train.py system=SYSTEM data=custom`` would build for this run."""
     cfg = OmegaConf.structured(TrainConfig)
     cfg.data.treebank = None
@@ -97,21 +103,24 @@ def train_config(args: argparse.Namespace, system: str, files: dict[str, Path]) 
     if args.batch_tokens is not None:
         cfg.trainer.batch_tokens = args.batch_tokens
     cfg.trainer.device = args.device
+    cfg.trainer.oracle = oracle
     cfg.trainer.progress = False
     cfg.trainer.evaluate_test = False
     cfg.seed = args.seed
     return cfg  # type: ignore[return-value]  # a structured config of TrainConfig
 
 
-def measure(args: argparse.Namespace, system: str, files: dict[str, Path]) -> SystemCost:
+def measure(
+    args: argparse.Namespace, system: str, files: dict[str, Path], oracle: str = "static"
+) -> SystemCost:
     """Train ``system`` for ``args.epochs`` epochs in a scratch directory and read its
-    per-epoch timings."""
+    per-epoch timings (a dynamic-oracle run's row is named ``SYSTEM+dynamic``)."""
     with tempfile.TemporaryDirectory(prefix=f"epoch_cost_{system}_") as out:
-        result = train(train_config(args, system, files), out)
+        result = train(train_config(args, system, files, oracle), out)
     history = result.history
     first = history[0]
     return SystemCost(
-        system=system,
+        system=system if oracle == "static" else f"{system}+{oracle}",
         # elapsed_seconds counts from the start of training, setup included.
         setup_seconds=first["elapsed_seconds"] - first["train_seconds"] - first["eval_seconds"],
         train_seconds=[h["train_seconds"] for h in history],
@@ -129,12 +138,12 @@ def format_table(costs: Sequence[SystemCost]) -> str:
         return f"{value / reference:.2f}" if reference else "-"
 
     lines = [
-        f"{'system':14s} {'epochs':>6s} {'setup s':>8s} {'train s':>8s} {'dev s':>7s} "
+        f"{'system':16s} {'epochs':>6s} {'setup s':>8s} {'train s':>8s} {'dev s':>7s} "
         f"{'epoch s':>8s} {'dev sent/s':>10s} {'train/AE':>8s} {'dev/AE':>7s} {'epoch/AE':>8s}"
     ]
     for c in costs:
         lines.append(
-            f"{c.system:14s} {len(c.train_seconds):6d} {c.setup_seconds:8.1f} {c.train:8.2f} "
+            f"{c.system:16s} {len(c.train_seconds):6d} {c.setup_seconds:8.1f} {c.train:8.2f} "
             f"{c.eval:7.2f} {c.epoch:8.2f} {c.dev_sentences / max(c.eval, 1e-9):10.0f} "
             f"{ratio(c.train, base and base.train):>8s} {ratio(c.eval, base and base.eval):>7s} "
             f"{ratio(c.epoch, base and base.epoch):>8s}"
@@ -160,6 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--batch-tokens", type=int, help="words per training batch (default: the trainer's)"
     )
+    parser.add_argument(
+        "--dynamic-oracle",
+        action="store_true",
+        help="also train each system that has a dynamic oracle with trainer.oracle=dynamic "
+        "(exploring from epoch 2: use --epochs 3 or more)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_JSON, help="JSON file to write")
     parser.add_argument("--verbose", action="store_true", help="the trainer's log on stderr")
     args = parser.parse_args(argv)
@@ -177,8 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     systems = list(dict.fromkeys([BASELINE, *args.systems]))  # arc-eager first: the ratios
     costs: list[SystemCost] = []
-    for name in systems:
-        costs.append(measure(args, name, files))
+    runs = [(name, "static") for name in systems]
+    if args.dynamic_oracle:
+        runs += [(name, "dynamic") for name in systems if SYSTEMS[name].has_dynamic_oracle]
+    for name, oracle in runs:
+        costs.append(measure(args, name, files, oracle))
         print(format_table(costs[-1:]).split("\n", 1)[1], flush=True)
     print(format_table(costs))
     env = describe_machine(resolve_device(args.device))

@@ -49,3 +49,18 @@ def test_epoch_cost_trains_with_the_batch_size_asked_for(tmp_path: Path) -> None
         assert result["batch_tokens"] == batch
         (updates[batch],) = result["systems"]["arc_eager"]["updates"]
     assert updates[1000] == 1 < updates[8]  # 12 sentences of at most 8 words
+
+
+def test_epoch_cost_adds_dynamic_oracle_rows(tmp_path: Path) -> None:
+    treebank = tmp_path / "UD_Tiny-Test"
+    treebank.mkdir()
+    write_corpus(treebank / "train.conllu", make_corpus(12, seed=1, max_words=8))
+    write_corpus(treebank / "dev.conllu", make_corpus(6, seed=2, max_words=8))
+    out = tmp_path / "cost.json"
+    argv = ["--treebank", "UD_Tiny-Test", "--data-root", str(tmp_path), "--systems", "swap"]
+    argv += ["--epochs", "2", "--model", "small", "--dynamic-oracle", "--out", str(out)]
+    assert epoch_cost.main(argv) == 0
+    systems = json.loads(out.read_text())["systems"]
+    # Swap has no dynamic oracle: only arc-eager gets a second row.
+    assert list(systems) == ["arc_eager", "swap", "arc_eager+dynamic"]
+    assert len(systems["arc_eager+dynamic"]["train_seconds"]) == 2
