@@ -94,3 +94,14 @@ def test_oracle_settings_fail_before_the_data_is_read(tmp_path: Path) -> None:
     cfg.trainer.oracle, cfg.trainer.exploration = "dynamic", 1.5
     with pytest.raises(InputError, match=r"trainer\.exploration=1\.5"):
         prepare(cfg)
+
+
+def test_pseudo_projective_arc_eager_trains_with_the_dynamic_oracle(tmp_path: Path) -> None:
+    """Its trees are lifted and their labels encoded; the dynamic oracle works on those."""
+    sentences = make_corpus(12, seed=8, projective=False)
+    cfg = tiny_config(
+        tmp_path, sentences, system="arc_eager_pp", max_epochs=2, patience=10, oracle="dynamic"
+    )
+    result = train(cfg, tmp_path / "run")
+    assert [r["epoch"] for r in result.history] == [1, 2]
+    assert all(r["loss"] > 0 for r in result.history)
