@@ -594,3 +594,35 @@ def test_tag_gap_feeds_the_gold_tag_parser_gold_predicted_and_mixed_tags(tmp_pat
     assert row["tagged_untagged"] == tagged.evaluate(test, untagged=True)["las"]
     assert "| el_gdt | arc_eager |" in (out / "tag_gap.md").read_text()
     assert tag_gap.main([*argv[:3], "--runs", str(tmp_path / "none"), "--out", str(out)]) == 1
+
+
+def test_dynamic_oracle_table_pairs_static_and_dynamic_runs_by_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from experiments import dynamic_oracle
+
+    study, runs = tmp_path / "study", tmp_path / "runs"
+    for seed, las in ((1, 70.0), (2, 72.0)):
+        static = study / "hu_szeged" / "arc_eager" / f"seed{seed}"
+        static.mkdir(parents=True)
+        scores = {"epochs": 80, "best_epoch": 70, "best_dev_las": 73.0, "train_minutes": 9.0}
+        scores["modes"] = {"greedy": {"scores": {"las": las}}}
+        (static / "scores.json").write_text(json.dumps(scores))
+    dynamic = runs / "hu_szeged" / "seed1"
+    dynamic.mkdir(parents=True)
+    lines = [
+        {"epoch": 1, "dev": {"las": 60.0}, "elapsed_seconds": 30.0},
+        {"epoch": 2, "dev": {"las": 61.0}, "elapsed_seconds": 60.0},
+        {"stopped": "patience", "limit": "patience", "epochs": 2, "best_epoch": 1, "best_las": 61},
+        {"split": "test", "las": 71.5},
+    ]
+    (dynamic / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setattr(dynamic_oracle, "STUDY_RUNS", study)
+    argv = ["--data", "hu_szeged", "--seeds", "1", "2", "--runs", str(runs), "--out", str(tmp_path)]
+    assert dynamic_oracle.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "| hu_szeged | 1 | 70 / 80 | 70.00 | 1 / 2 | 71.50 | +1.50 |" in captured.out
+    assert "hu_szeged seed 2: a run is missing or unfinished" in captured.err
+    result = json.loads((tmp_path / "dynamic_oracle.json").read_text())
+    assert result["means"]["hu_szeged"]["test_las_difference"] == pytest.approx(1.5)
+    assert result["means"]["hu_szeged"]["dynamic_minutes"] == pytest.approx(1.0)
