@@ -249,7 +249,8 @@ class TrainerConfig:
     oracle: str = "static"
     """``static``: learn the static oracle's action in the configurations of gold derivations;
     ``dynamic``: learn the cheapest actions (the system's dynamic oracle, Goldberg & Nivre
-    2012) in the configurations the model reaches itself (arc_eager, arc_eager_pp)."""
+    2012, 2013) in the configurations the model reaches itself (arc_eager, arc_eager_pp,
+    arc_hybrid)."""
     exploration: float = 0.9
     """With ``oracle=dynamic``: the probability of following the model's own action when it
     is not one of the cheapest (Goldberg & Nivre 2012 use 0.9)."""

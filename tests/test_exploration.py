@@ -10,6 +10,7 @@ import torch
 from neuralparse.errors import InputError
 from neuralparse.model import ParserModel
 from neuralparse.runtime.checkpoint import load_checkpoint
+from neuralparse.systems import SYSTEMS
 from neuralparse.training.exploration import Explorer, explore
 from neuralparse.training.trainer import LAST_NAME, loss_on_batch, prepare, train
 from tests.parser_fixtures import make_corpus
@@ -96,11 +97,15 @@ def test_oracle_settings_fail_before_the_data_is_read(tmp_path: Path) -> None:
         prepare(cfg)
 
 
-def test_pseudo_projective_arc_eager_trains_with_the_dynamic_oracle(tmp_path: Path) -> None:
-    """Its trees are lifted and their labels encoded; the dynamic oracle works on those."""
+@pytest.mark.parametrize(
+    "system", sorted(name for name, cls in SYSTEMS.items() if cls.has_dynamic_oracle)
+)
+def test_every_system_with_a_dynamic_oracle_trains_with_it(tmp_path: Path, system: str) -> None:
+    """Arc-eager with pseudo-projective lifting learns lifted trees with encoded labels; the
+    dynamic oracle works on those as on any other."""
     sentences = make_corpus(12, seed=8, projective=False)
     cfg = tiny_config(
-        tmp_path, sentences, system="arc_eager_pp", max_epochs=2, patience=10, oracle="dynamic"
+        tmp_path, sentences, system=system, max_epochs=2, patience=10, oracle="dynamic"
     )
     result = train(cfg, tmp_path / "run")
     assert [r["epoch"] for r in result.history] == [1, 2]

@@ -71,7 +71,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.arc_standard import single_rooted
-from neuralparse.systems.base import Gold, TransitionSystem, word_table
+from neuralparse.systems.base import Gold, TransitionSystem, set_where, word_table
 from neuralparse.systems.state import State
 from neuralparse.trees.core import is_projective
 
@@ -193,10 +193,10 @@ class ArcEager(TransitionSystem):
         b0 = state.scalars["front"].clamp(max=on_stack.shape[1] - 1)
         pushed = active & ((transition == SHIFT) | (transition == RIGHT_ARC))
         popped = active & ((transition == REDUCE) | (transition == LEFT_ARC))
-        _set_where(on_stack, b0, pushed, True)
-        _set_where(on_stack, s0, popped, False)
-        _set_where(headed, s0, active & (transition == LEFT_ARC), True)
-        _set_where(headed, b0, active & (transition == RIGHT_ARC), True)
+        set_where(on_stack, b0, pushed, True)
+        set_where(on_stack, s0, popped, False)
+        set_where(headed, s0, active & (transition == LEFT_ARC), True)
+        set_where(headed, b0, active & (transition == RIGHT_ARC), True)
 
     @staticmethod
     def _oracle_tables(state: State, gold: Gold) -> tuple[Tensor, Tensor]:
@@ -214,10 +214,3 @@ class ArcEager(TransitionSystem):
 
     def max_transitions(self, n: int) -> int:
         return 2 * n
-
-
-def _set_where(table: Tensor, tokens: Tensor, where: Tensor, value: bool) -> None:
-    """``table[b, tokens[b]] = value`` where ``where[b]``, without reading the host."""
-    index = tokens.clamp(min=0)[:, None]
-    current = table.gather(1, index)
-    table.scatter_(1, index, torch.where(where[:, None], value, current))

@@ -16,6 +16,28 @@ As in arc-standard, the root arc is restricted to be the final transition (UD si
 no dead ends, exactly 2n transitions.  Static oracle: LEFT-ARC if the buffer front is the gold
 head of the stack top, RIGHT-ARC if the second stack node is and the top has all its
 dependents, SHIFT otherwise; complete for projective trees.
+
+Dynamic oracle (Goldberg & Nivre 2013; arc-hybrid is arc-decomposable).  Every stack word
+but 0 is headless (a word gets its head when it is popped), and a stack word's head can only
+be the word right below it (RIGHT-ARC) or a buffer word (LEFT-ARC once it is on top again).
+With the root arc last, the root's gold dependent can still get it only from the bottom of
+the stack (``σ = [0, d]``) or from the buffer.  An action's cost is the number of gold arcs
+it makes unbuildable, plus one for a gold arc built with a wrong label (``s0``, ``s1``: the two
+stack tops, ``b0``: the buffer front, ``h(w)``: gold head):
+
+=============  ==============================================================================
+Transition     Gold arcs lost
+=============  ==============================================================================
+SHIFT          ``h(b0)`` on the stack but not ``s0``; ``b0 → d`` for ``d`` on the stack
+LEFT-ARC_l     ``h(s0)`` is ``s1``, or in the buffer but not ``b0``; ``s0 → d`` for ``d`` in
+               the buffer; label: ``h(s0) = b0`` and ``l`` is not its gold label
+RIGHT-ARC_l    ``h(s0)`` in the buffer; ``s0 → d`` for ``d`` in the buffer; label:
+               ``h(s0) = s1`` and ``l`` is not its gold label
+=============  ==============================================================================
+
+The costs equal an exhaustive search over the system's own moves on every configuration of
+random walks (``tests/systems/test_dynamic_oracle.py``).  Which words have their head is
+book-keeping in ``gold.extra``, kept by :meth:`ArcHybrid.follow`.
 """
 
 from __future__ import annotations
@@ -24,7 +46,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.arc_standard import ArcStandard
-from neuralparse.systems.base import Gold, TransitionSystem
+from neuralparse.systems.base import Gold, TransitionSystem, set_where, word_table
 from neuralparse.systems.state import State
 
 SHIFT, LEFT_ARC, RIGHT_ARC = range(3)
@@ -76,3 +98,53 @@ class ArcHybrid(TransitionSystem):
             left, LEFT_ARC, torch.where(right, RIGHT_ARC, torch.full_like(s0, SHIFT))
         )
         return self.actions_for(transition, gold.at(gold.labels, s0))
+
+    has_dynamic_oracle = True
+
+    def action_costs(self, state: State, gold: Gold) -> Tensor:
+        headed = self._headed(gold)
+        heads = gold.heads
+        words = torch.arange(heads.shape[1], device=heads.device)[None, :]
+        front = state.scalars["front"]
+        in_buffer = (words >= front[:, None]) & (words <= state.lengths[:, None])
+        on_stack = ((words < front[:, None]) & ~headed) | (words == 0)
+        s = state.stack_tokens("stack", 2)
+        s0, s1 = s[:, 0], s[:, 1]
+        b0 = torch.where(front <= state.lengths, front, -1)
+        head_s0, head_b0 = gold.at(heads, s0), gold.at(heads, b0)
+        s0_children_in_buffer = (in_buffer & (heads == s0[:, None])).sum(1)
+        s0_head_in_buffer = word_table(in_buffer, head_s0)
+        shift = (word_table(on_stack, head_b0) & (head_b0 != s0)).long() + (
+            on_stack & (heads == b0[:, None]) & (words > 0)
+        ).sum(1)
+        left = (
+            ((head_s0 == s1) & (s1 >= 0)) | (s0_head_in_buffer & (head_s0 != b0))
+        ).long() + s0_children_in_buffer
+        right = s0_head_in_buffer.long() + s0_children_in_buffer
+        at, al, _, _ = self.action_tensors(state.device)
+        cost = torch.stack([shift, left, right], 1)[:, at]
+        if self.labels:
+            # A gold arc with a wrong label: the arc is built, its label is lost.
+            gold_label = gold.at(gold.labels, s0)
+            expected = torch.stack(
+                [
+                    torch.where(head_s0 == b0, gold_label, -1),
+                    torch.where((head_s0 == s1) & (s1 >= 0), gold_label, -1),
+                ],
+                1,
+            )[:, (at == RIGHT_ARC).long()]
+            arc = at != SHIFT
+            cost = cost + (arc & (expected >= 0) & (expected != al)).long()
+        return cost
+
+    def follow(self, state: State, gold: Gold, actions: Tensor) -> None:
+        at, _, _, _ = self.action_tensors(state.device)
+        popped = ~self.terminal(state) & (at[actions] != SHIFT)
+        set_where(self._headed(gold), state.pool.token[state.tops["stack"]], popped, True)
+
+    @staticmethod
+    def _headed(gold: Gold) -> Tensor:
+        """``gold.extra["headed"]`` ``[B, n_max + 1]`` (made on first use)."""
+        if "headed" not in gold.extra:
+            gold.extra["headed"] = torch.zeros_like(gold.heads, dtype=torch.bool)
+        return gold.extra["headed"]

@@ -77,6 +77,13 @@ def word_table(table: Tensor, tokens: Tensor) -> Tensor:
     return table.gather(1, tokens.clamp(min=0)[:, None])[:, 0] & (tokens >= 0)
 
 
+def set_where(table: Tensor, tokens: Tensor, where: Tensor, value: bool) -> None:
+    """``table[b, tokens[b]] = value`` where ``where[b]``, without reading the host."""
+    index = tokens.clamp(min=0)[:, None]
+    current = table.gather(1, index)
+    table.scatter_(1, index, torch.where(where[:, None], value, current))
+
+
 class TransitionSystem(ABC):
     """Abstract transition system over a :class:`State` batch (see the module docstring)."""
 

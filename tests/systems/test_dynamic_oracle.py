@@ -1,14 +1,16 @@
-"""The arc-eager dynamic oracle (Goldberg & Nivre 2012) against exhaustive search.
+"""The dynamic oracles of arc-eager (Goldberg & Nivre 2012) and arc-hybrid (Goldberg & Nivre
+2013) against exhaustive search.
 
 An action's cost must be exactly what it loses: the most correct arcs a derivation can still
-reach from the configuration, minus the most it can reach after the action.  Goldberg &
-Nivre's costs are exact for arc-eager as they define it, where words left headless at the end
-become roots; with one root dependent (the root takes arcs only while it has none) that is
-the system :func:`relaxed_moves` below, and the search runs over it from every configuration
-of random legal walks on the engine, so off-gold configurations are covered.  The engine's
-further UD restrictions (no word left headless, the root's dependent not reduced early)
-make some arcs jointly unreachable that the costs do not see; the last test checks what
-matters for training despite them: zero-cost actions rebuild the gold tree.
+reach from the configuration, minus the most it can reach after the action.  The search runs
+from every configuration of random legal walks on the engine, so off-gold configurations are
+covered.  For arc-hybrid it runs over the system itself (the plain-Python one of
+:mod:`tests.reference.elementary`).  For arc-eager, Goldberg & Nivre's costs are exact as they
+define the system, where words left headless at the end become roots; with one root dependent
+(the root takes arcs only while it has none) that is :func:`relaxed_moves` below.  The
+engine's further UD restrictions (no word left headless, the root's dependent not reduced
+early) make some arcs jointly unreachable that the costs do not see; the last test checks
+what matters for training despite them: zero-cost actions rebuild the gold tree.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from __future__ import annotations
 import random
 from functools import cache
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neuralparse.systems import get_system
 from neuralparse.systems.state import State
-from tests.reference.elementary import Configuration
+from tests.reference.elementary import ARC_HYBRID, Configuration
 from tests.systems.helpers import buffer_of, stack_of
 from tests.trees_strategies import projective_trees
 
@@ -48,13 +51,23 @@ def relaxed_moves(c: Configuration) -> dict[str, Configuration]:
     return moves
 
 
-def reachable_correct(gold_heads: tuple[int, ...]):
+def hybrid_moves(c: Configuration) -> dict[str, Configuration]:
+    """Arc-hybrid with the root arc last, as the engine has it."""
+    return {t: ARC_HYBRID.apply(c, t) for t in ARC_HYBRID.applicable(c)}
+
+
+MOVES = {"arc_eager": relaxed_moves, "arc_hybrid": hybrid_moves}
+SYSTEMS = sorted(MOVES)
+
+
+def reachable_correct(system: str, gold_heads: tuple[int, ...]):
     """``best(c)``: the most words whose head is their gold head, over every derivation of
-    :func:`relaxed_moves` that completes ``c``."""
+    ``MOVES[system]`` that completes ``c``."""
+    moves_of = MOVES[system]
 
     @cache
     def best(c: Configuration) -> int:
-        moves = relaxed_moves(c)
+        moves = moves_of(c)
         if not moves:
             return sum(gold_heads[dep - 1] == head for head, dep, _ in c.arcs)
         return max(map(best, moves.values()))
@@ -74,10 +87,10 @@ def labels_for(heads: list[int], rng: random.Random) -> list[str]:
     return ["root" if h == 0 else rng.choice("ab") for h in heads]
 
 
-def walk(trees: list[list[int]], seed: int, labeled: bool):
-    """Random legal walks on the engine, one per tree; yields the state, the gold tensors,
-    the legal mask and the costs before every step."""
-    system = get_system("arc_eager", LABELS if labeled else ())
+def walk(name: str, trees: list[list[int]], seed: int, labeled: bool):
+    """Random legal walks of system ``name`` on the engine, one per tree; yields the system,
+    the state, the gold tensors, the legal mask and the costs before every step."""
+    system = get_system(name, LABELS if labeled else ())
     rng = random.Random(seed)
     gold_trees = [(h, labels_for(h, rng)) for h in trees]
     state = system.initial([len(h) for h in trees])
@@ -93,54 +106,67 @@ def walk(trees: list[list[int]], seed: int, labeled: bool):
         system.apply(state, actions)
 
 
+@pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(projective_trees(min_words=1, max_words=7), min_size=1, max_size=4),
+    st.lists(projective_trees(min_words=1, max_words=6), min_size=1, max_size=4),
     st.integers(0, 2**31),
 )
-def test_costs_are_what_each_action_loses(trees: list[list[int]], seed: int) -> None:
-    for system, state, _, legal, costs in walk(trees, seed, labeled=False):
+def test_costs_are_what_each_action_loses(name: str, trees: list[list[int]], seed: int) -> None:
+    for system, state, _, legal, costs in walk(name, trees, seed, labeled=False):
         for b, heads in enumerate(trees):
             c = reference_configuration(state, b)
-            best, moves = reachable_correct(tuple(heads)), relaxed_moves(c)
+            best, moves = reachable_correct(name, tuple(heads)), MOVES[name](c)
             for a in torch.nonzero(legal[b])[:, 0].tolist():
                 transition = system.decode(a)[0]
                 lost = best(c) - best(moves[transition])
                 assert int(costs[b, a]) == lost, (heads, c, transition)
 
 
+ARC_BUILT = {
+    "arc_eager": {"LEFT-ARC": ("s0", "b0"), "RIGHT-ARC": ("b0", "s0")},
+    "arc_hybrid": {"LEFT-ARC": ("s0", "b0"), "RIGHT-ARC": ("s0", "s1")},
+}
+"""(dependent, head) of the arc each arc transition builds."""
+
+
+@pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(projective_trees(min_words=1, max_words=9), min_size=1, max_size=4),
     st.integers(0, 2**31),
 )
-def test_a_wrong_label_on_a_gold_arc_costs_one(trees: list[list[int]], seed: int) -> None:
-    unlabeled = get_system("arc_eager")
-    for system, state, gold, legal, costs in walk(trees, seed, labeled=True):
+def test_a_wrong_label_on_a_gold_arc_costs_one(
+    name: str, trees: list[list[int]], seed: int
+) -> None:
+    unlabeled = get_system(name)
+    for system, state, gold, legal, costs in walk(name, trees, seed, labeled=True):
         plain = unlabeled.action_costs(state, gold)
-        s0 = state.pool.token[state.tops["stack"]].tolist()
-        b0 = state.scalars["front"].tolist()
+        tops = state.stack_tokens("stack", 2)
+        words = {"s0": tops[:, 0], "s1": tops[:, 1], "b0": state.scalars["front"]}
         for b in range(len(trees)):
             for a in torch.nonzero(legal[b])[:, 0].tolist():
                 transition, label = system.decode(a)
-                arc = {"LEFT-ARC": (s0[b], b0[b]), "RIGHT-ARC": (b0[b], s0[b])}.get(transition)
-                wrong = (
-                    arc is not None
-                    and int(gold.heads[b, arc[0]]) == arc[1]
-                    and system.labels[int(gold.labels[b, arc[0]])] != label
-                )
+                wrong = False
+                if transition in ARC_BUILT[name]:
+                    dep, head = (int(words[w][b]) for w in ARC_BUILT[name][transition])
+                    gold_label = system.labels[int(gold.labels[b, dep])]
+                    wrong = int(gold.heads[b, dep]) == head and gold_label != label
                 assert int(costs[b, a]) == int(plain[b, unlabeled.encode(transition)]) + wrong
 
 
+@pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=30, deadline=None)
 @given(
     st.lists(projective_trees(min_words=1, max_words=20), min_size=1, max_size=8),
     st.integers(0, 2**31),
 )
-def test_zero_cost_actions_rebuild_the_gold_tree(trees: list[list[int]], seed: int) -> None:
+def test_zero_cost_actions_rebuild_the_gold_tree(
+    name: str, trees: list[list[int]], seed: int
+) -> None:
     """From the initial configuration a zero-cost action always exists, and any sequence of
     zero-cost actions derives the gold tree."""
-    system = get_system("arc_eager", LABELS)
+    system = get_system(name, LABELS)
     rng = random.Random(seed)
     generator = torch.Generator().manual_seed(seed)
     state = system.initial([len(h) for h in trees])
