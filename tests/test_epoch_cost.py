@@ -11,11 +11,17 @@ from benchmarks import epoch_cost
 from tests.parser_fixtures import make_corpus, write_corpus
 
 
-def test_epoch_cost_reports_train_and_dev_seconds_per_system(tmp_path: Path, capsys) -> None:
-    treebank = tmp_path / "UD_Tiny-Test"
+def tiny_treebank(root: Path, projective: bool = True) -> None:
+    """``root/UD_Tiny-Test``: 12 training and 6 dev sentences of at most 8 words."""
+    treebank = root / "UD_Tiny-Test"
     treebank.mkdir()
-    write_corpus(treebank / "train.conllu", make_corpus(12, seed=1, max_words=8, projective=False))
-    write_corpus(treebank / "dev.conllu", make_corpus(6, seed=2, max_words=8, projective=False))
+    for split, count, seed in (("train", 12, 1), ("dev", 6, 2)):
+        sentences = make_corpus(count, seed=seed, max_words=8, projective=projective)
+        write_corpus(treebank / f"{split}.conllu", sentences)
+
+
+def test_epoch_cost_reports_train_and_dev_seconds_per_system(tmp_path: Path, capsys) -> None:
+    tiny_treebank(tmp_path, projective=False)
     out = tmp_path / "cost.json"
     argv = ["--treebank", "UD_Tiny-Test", "--data-root", str(tmp_path), "--systems", "three_step"]
     argv += ["--epochs", "2", "--model", "small", "--out", str(out)]
@@ -35,10 +41,7 @@ def test_epoch_cost_reports_train_and_dev_seconds_per_system(tmp_path: Path, cap
 
 
 def test_epoch_cost_trains_with_the_batch_size_asked_for(tmp_path: Path) -> None:
-    treebank = tmp_path / "UD_Tiny-Test"
-    treebank.mkdir()
-    write_corpus(treebank / "train.conllu", make_corpus(12, seed=1, max_words=8))
-    write_corpus(treebank / "dev.conllu", make_corpus(6, seed=2, max_words=8))
+    tiny_treebank(tmp_path)
     argv = ["--treebank", "UD_Tiny-Test", "--data-root", str(tmp_path), "--systems", "arc_eager"]
     argv += ["--epochs", "1", "--model", "small"]
     updates = {}
@@ -52,10 +55,7 @@ def test_epoch_cost_trains_with_the_batch_size_asked_for(tmp_path: Path) -> None
 
 
 def test_epoch_cost_adds_dynamic_oracle_rows(tmp_path: Path) -> None:
-    treebank = tmp_path / "UD_Tiny-Test"
-    treebank.mkdir()
-    write_corpus(treebank / "train.conllu", make_corpus(12, seed=1, max_words=8))
-    write_corpus(treebank / "dev.conllu", make_corpus(6, seed=2, max_words=8))
+    tiny_treebank(tmp_path)
     out = tmp_path / "cost.json"
     argv = ["--treebank", "UD_Tiny-Test", "--data-root", str(tmp_path), "--systems", "swap"]
     argv += ["--epochs", "2", "--model", "small", "--dynamic-oracle", "--out", str(out)]

@@ -280,9 +280,14 @@ def test_newer_checkpoint_format_fails_clearly(tmp_path: Path) -> None:
         load_checkpoint(tmp_path / "junk.pt")
 
 
-def test_resume_continues_exactly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("oracle", ["static", "dynamic"])
+def test_resume_continues_exactly(tmp_path: Path, oracle: str) -> None:
+    """A resumed run draws the batches, dropout masks and (the dynamic oracle's second epoch
+    explores) exploration draws of an uninterrupted one."""
     sentences = make_corpus(12, seed=6)
-    cfg = tiny_config(tmp_path, sentences, max_epochs=2, patience=10, batch_tokens=30)
+    cfg = tiny_config(
+        tmp_path, sentences, max_epochs=2, patience=10, batch_tokens=30, oracle=oracle
+    )
     cfg.model.dropout = 0.2
     cfg.model.word_dropout = 0.25
     straight = train(cfg, tmp_path / "straight")

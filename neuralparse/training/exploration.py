@@ -13,7 +13,7 @@ Each batch is first parsed by the model, in evaluation mode and without gradient
 engine's state batch (:func:`explore`: tensor operations over the whole batch per
 transition, as in greedy decoding); the configurations it went through are then scored in
 one shot with gradients, like the static oracle's, and the loss is the negative log of the
-probability the model gives to the targets (:func:`explored_loss_on_batch`).
+probability the model gives to the targets (:meth:`Explorer.loss`).
 """
 
 from __future__ import annotations

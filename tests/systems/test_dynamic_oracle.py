@@ -87,6 +87,13 @@ def labels_for(heads: list[int], rng: random.Random) -> list[str]:
     return ["root" if h == 0 else rng.choice("ab") for h in heads]
 
 
+def tree_batches(max_words: int, max_size: int = 4):
+    """``@given`` a batch of up to ``max_size`` projective trees of up to ``max_words`` words
+    and a seed."""
+    trees = projective_trees(min_words=1, max_words=max_words)
+    return given(st.lists(trees, min_size=1, max_size=max_size), st.integers(0, 2**31))
+
+
 def walk(name: str, trees: list[list[int]], seed: int, labeled: bool):
     """Random legal walks of system ``name`` on the engine, one per tree; yields the system,
     the state, the gold tensors, the legal mask and the costs before every step."""
@@ -108,10 +115,7 @@ def walk(name: str, trees: list[list[int]], seed: int, labeled: bool):
 
 @pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=40, deadline=None)
-@given(
-    st.lists(projective_trees(min_words=1, max_words=6), min_size=1, max_size=4),
-    st.integers(0, 2**31),
-)
+@tree_batches(6)
 def test_costs_are_what_each_action_loses(name: str, trees: list[list[int]], seed: int) -> None:
     for system, state, _, legal, costs in walk(name, trees, seed, labeled=False):
         for b, heads in enumerate(trees):
@@ -132,10 +136,7 @@ ARC_BUILT = {
 
 @pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=30, deadline=None)
-@given(
-    st.lists(projective_trees(min_words=1, max_words=9), min_size=1, max_size=4),
-    st.integers(0, 2**31),
-)
+@tree_batches(9)
 def test_a_wrong_label_on_a_gold_arc_costs_one(
     name: str, trees: list[list[int]], seed: int
 ) -> None:
@@ -157,10 +158,7 @@ def test_a_wrong_label_on_a_gold_arc_costs_one(
 
 @pytest.mark.parametrize("name", SYSTEMS)
 @settings(max_examples=30, deadline=None)
-@given(
-    st.lists(projective_trees(min_words=1, max_words=20), min_size=1, max_size=8),
-    st.integers(0, 2**31),
-)
+@tree_batches(20, 8)
 def test_zero_cost_actions_rebuild_the_gold_tree(
     name: str, trees: list[list[int]], seed: int
 ) -> None:
