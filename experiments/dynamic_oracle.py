@@ -1,19 +1,20 @@
-"""Static against dynamic oracle: arc-eager trained on gold derivations only (the default)
-or on its own configurations with error exploration (``trainer.oracle=dynamic``, Goldberg &
-Nivre 2012), everything else the default recipe, trained to convergence.
+"""Static against dynamic oracle: a system (arc-eager, or ``--system arc_hybrid``) trained on
+gold derivations only (the default) or on its own configurations with error exploration
+(``trainer.oracle=dynamic``, Goldberg & Nivre 2012, 2013), everything else the default recipe,
+trained to convergence.
 
-The static runs are the accuracy study's (``experiments/study_runs/<data>/arc_eager/seed<k>``:
+The static runs are the accuracy study's (``experiments/study_runs/<data>/<system>/seed<k>``:
 default joint model, early stopping on dev LAS, test parsed untagged); the dynamic runs are
-trained by ``--train`` into ``--runs <data>/seed<k>`` with the same seeds, one ``train.py``
-after another.  Both are scored with the CoNLL 2018 LAS (head and universal part of DEPREL),
-greedy: the study's untagged test parse for a static run, the trainer's test line for a
-dynamic one (the joint model never reads the input's tags, so the two agree).
+trained by ``--train`` into ``--runs <system>/<data>/seed<k>`` with the same seeds, one
+``train.py`` after another.  Both are scored with the CoNLL 2018 LAS (head and universal part
+of DEPREL), greedy: the study's untagged test parse for a static run, the trainer's test line
+for a dynamic one (the joint model never reads the input's tags, so the two agree).
 
-    python -m experiments.dynamic_oracle --train [--data hu_szeged el_gdt] [--seeds 1 2 3]
-        [--runs outputs/dynamic_oracle] [--threads 1]
+    python -m experiments.dynamic_oracle --train [--system arc_eager] [--data hu_szeged el_gdt]
+        [--seeds 1 2 3] [--runs outputs/dynamic_oracle] [--threads 1]
     python -m experiments.dynamic_oracle [--data ...] [--seeds ...] [--runs ...] [--out DIR]
 
-The second form prints the table and writes ``dynamic_oracle.{csv,json,md}`` to ``--out``
+The second form prints the table and writes ``dynamic_oracle_<system>.{csv,json,md}`` to ``--out``
 (default ``experiments/results``); a pair whose run is missing or unfinished is left out with
 a message.
 """
@@ -33,12 +34,11 @@ from experiments.report import write_results
 from experiments.runs import ROOT, STUDY_RUNS
 
 DEFAULT_RUNS = ROOT / "outputs" / "dynamic_oracle"
-SYSTEM = "arc_eager"
 
 
-def static_run(data: str, seed: int) -> dict[str, Any] | None:
+def static_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
     """The study's run: epochs, best epoch, minutes and untagged greedy test LAS."""
-    path = STUDY_RUNS / data / SYSTEM / f"seed{seed}" / "scores.json"
+    path = STUDY_RUNS / data / system / f"seed{seed}" / "scores.json"
     if not path.is_file():
         return None
     scores = json.loads(path.read_text())
@@ -76,12 +76,12 @@ def dynamic_run(run_dir: Path) -> dict[str, Any] | None:
 def train(args: argparse.Namespace) -> int:
     for data in args.data:
         for seed in args.seeds:
-            run_dir = args.runs / data / f"seed{seed}"
+            run_dir = args.runs / args.system / data / f"seed{seed}"
             if dynamic_run(run_dir) is not None:
                 print(f"{run_dir}: finished, skipped", file=sys.stderr)
                 continue
             command = [
-                sys.executable, str(ROOT / "train.py"), f"data={data}", f"system={SYSTEM}",
+                sys.executable, str(ROOT / "train.py"), f"data={data}", f"system={args.system}",
                 f"seed={seed}", "trainer.oracle=dynamic", f"trainer.threads={args.threads}",
                 "trainer.progress=false", f"hydra.run.dir={run_dir}",
             ]  # fmt: skip
@@ -95,7 +95,8 @@ def table(args: argparse.Namespace) -> int:
     rows = []
     for data in args.data:
         for seed in args.seeds:
-            static, dynamic = static_run(data, seed), dynamic_run(args.runs / data / f"seed{seed}")
+            static = static_run(args.system, data, seed)
+            dynamic = dynamic_run(args.runs / args.system / data / f"seed{seed}")
             if static is None or dynamic is None:
                 print(
                     f"{data} seed {seed}: a run is missing or unfinished, left out", file=sys.stderr
@@ -134,8 +135,14 @@ def table(args: argparse.Namespace) -> int:
             f"| {s['dynamic_test_las']:.2f} | {s['test_las_difference']:+.2f} |"
         )
     md = "\n".join(lines) + "\n"
-    document = {"system": SYSTEM, "metric": "CoNLL 2018 LAS, untagged test, greedy"}
-    write_results(args.out, "dynamic_oracle", rows, document | {"rows": rows, "means": summary}, md)
+    document = {"system": args.system, "metric": "CoNLL 2018 LAS, untagged test, greedy"}
+    write_results(
+        args.out,
+        f"dynamic_oracle_{args.system}",
+        rows,
+        document | {"rows": rows, "means": summary},
+        md,
+    )
     print(md)
     return 0
 
@@ -143,6 +150,7 @@ def table(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--train", action="store_true", help="train the dynamic runs first")
+    parser.add_argument("--system", default="arc_eager", choices=["arc_eager", "arc_hybrid"])
     parser.add_argument("--data", nargs="+", default=["hu_szeged", "el_gdt"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
     parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="the dynamic runs")

@@ -608,7 +608,7 @@ def test_dynamic_oracle_table_pairs_static_and_dynamic_runs_by_seed(
         scores = {"epochs": 80, "best_epoch": 70, "best_dev_las": 73.0, "train_minutes": 9.0}
         scores["modes"] = {"greedy": {"scores": {"las": las}}}
         (static / "scores.json").write_text(json.dumps(scores))
-    dynamic = runs / "hu_szeged" / "seed1"
+    dynamic = runs / "arc_eager" / "hu_szeged" / "seed1"
     dynamic.mkdir(parents=True)
     lines = [
         {"epoch": 1, "dev": {"las": 60.0}, "elapsed_seconds": 30.0},
@@ -623,6 +623,6 @@ def test_dynamic_oracle_table_pairs_static_and_dynamic_runs_by_seed(
     captured = capsys.readouterr()
     assert "| hu_szeged | 1 | 70 / 80 | 70.00 | 1 / 2 | 71.50 | +1.50 |" in captured.out
     assert "hu_szeged seed 2: a run is missing or unfinished" in captured.err
-    result = json.loads((tmp_path / "dynamic_oracle.json").read_text())
+    result = json.loads((tmp_path / "dynamic_oracle_arc_eager.json").read_text())
     assert result["means"]["hu_szeged"]["test_las_difference"] == pytest.approx(1.5)
     assert result["means"]["hu_szeged"]["dynamic_minutes"] == pytest.approx(1.0)
