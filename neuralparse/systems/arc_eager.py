@@ -58,8 +58,9 @@ the table does not count, so off the gold path a cheapest legal action is now an
 a best one (in a few percent of the configurations of random legal walks over small trees);
 on the gold path every zero-cost action keeps the gold tree reachable.
 Training therefore takes the cheapest legal actions as its targets.  The book-keeping the
-costs need (which words are on the stack, which have a head) lives in ``gold.extra``, kept by
-:meth:`ArcEager.follow`, so the parser state carries none of it.
+costs need (which words are on the stack, and per word its gold dependents still in the
+buffer and its headless gold dependents on the stack) lives in ``gold.extra``, kept by
+:meth:`ArcEager.follow`, so the parser state carries none of it and each cost is O(1).
 """
 
 from __future__ import annotations
@@ -71,7 +72,13 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.arc_standard import single_rooted
-from neuralparse.systems.base import Gold, TransitionSystem, set_where, word_table
+from neuralparse.systems.base import (
+    Gold,
+    TransitionSystem,
+    add_where,
+    in_buffer,
+    set_where,
+)
 from neuralparse.systems.state import State
 from neuralparse.trees.core import is_projective
 
@@ -146,24 +153,22 @@ class ArcEager(TransitionSystem):
     has_dynamic_oracle = True
 
     def action_costs(self, state: State, gold: Gold) -> Tensor:
-        on_stack, headed = self._oracle_tables(state, gold)
-        heads = gold.heads
-        words = torch.arange(heads.shape[1], device=heads.device)[None, :]
+        # O(1) per configuration: per-word counts kept by `follow`, read by gathers.
+        tables = self._oracle_tables(gold)
         front = state.scalars["front"]
-        in_buffer = (words >= front[:, None]) & (words <= state.lengths[:, None])
         s0 = state.pool.token[state.tops["stack"]]
         b0 = torch.where(front <= state.lengths, front, -1)
-        head_s0, head_b0 = gold.at(heads, s0), gold.at(heads, b0)
+        head_s0, head_b0 = gold.at(gold.heads, s0), gold.at(gold.heads, b0)
         root_free = state.scalars["root_children"] == 0
-        b0_head_on_stack = word_table(on_stack, head_b0) & ((head_b0 != 0) | root_free)
-        b0_head_in_buffer = word_table(in_buffer, head_b0)
-        s0_children_in_buffer = (in_buffer & (heads == s0[:, None])).sum(1)
-        b0_children_on_stack = (on_stack & ~headed & (heads == b0[:, None]) & (words > 0)).sum(1)
-        other_root_child = (in_buffer & (heads == 0) & (words != b0[:, None])).any(1)
+        b0_head_on_stack = gold.at(tables["on_stack"], head_b0, 0) & ((head_b0 != 0) | root_free)
+        s0_children_in_buffer = gold.at(tables["buffer_children"], s0, 0)
+        b0_children_on_stack = gold.at(tables["stack_orphans"], b0, 0)
+        root_child = tables["root_child"]
+        other_root_child = in_buffer(state, root_child) & (root_child != b0)
         shift = b0_head_on_stack.long() + b0_children_on_stack
-        left = (word_table(in_buffer, head_s0) & (head_s0 != b0)).long() + s0_children_in_buffer
+        left = (in_buffer(state, head_s0) & (head_s0 != b0)).long() + s0_children_in_buffer
         right = (
-            (b0_head_in_buffer | (b0_head_on_stack & (head_b0 != s0))).long()
+            (in_buffer(state, head_b0) | (b0_head_on_stack & (head_b0 != s0))).long()
             + b0_children_on_stack
             + ((s0 == 0) & other_root_child).long()
         )
@@ -185,29 +190,37 @@ class ArcEager(TransitionSystem):
         return cost
 
     def follow(self, state: State, gold: Gold, actions: Tensor) -> None:
-        on_stack, headed = self._oracle_tables(state, gold)
+        tables = self._oracle_tables(gold)
         at, _, _, _ = self.action_tensors(state.device)
         transition = at[actions]
         active = ~self.terminal(state)
         s0 = state.pool.token[state.tops["stack"]]
-        b0 = state.scalars["front"].clamp(max=on_stack.shape[1] - 1)
-        pushed = active & ((transition == SHIFT) | (transition == RIGHT_ARC))
-        popped = active & ((transition == REDUCE) | (transition == LEFT_ARC))
-        set_where(on_stack, b0, pushed, True)
-        set_where(on_stack, s0, popped, False)
-        set_where(headed, s0, active & (transition == LEFT_ARC), True)
-        set_where(headed, b0, active & (transition == RIGHT_ARC), True)
+        b0 = state.scalars["front"].clamp(max=gold.heads.shape[1] - 1)
+        shift = active & (transition == SHIFT)
+        left = active & (transition == LEFT_ARC)
+        pushed = shift | (active & (transition == RIGHT_ARC))
+        set_where(tables["on_stack"], b0, pushed, True)
+        set_where(tables["on_stack"], s0, left | (active & (transition == REDUCE)), False)
+        # b0 leaves the buffer; a headless word joins the stack (SHIFT) or leaves it (LEFT-ARC).
+        add_where(tables["buffer_children"], gold.at(gold.heads, b0), pushed, -1)
+        add_where(tables["stack_orphans"], gold.at(gold.heads, b0), shift, 1)
+        add_where(tables["stack_orphans"], gold.at(gold.heads, s0), left, -1)
 
     @staticmethod
-    def _oracle_tables(state: State, gold: Gold) -> tuple[Tensor, Tensor]:
-        """``gold.extra``'s ``on_stack`` and ``headed`` ``[B, n_max + 1]`` (made for the
-        initial configuration on first use)."""
+    def _oracle_tables(gold: Gold) -> dict[str, Tensor]:
+        """The dynamic oracle's book-keeping in ``gold.extra`` (made for the initial
+        configuration on first use), ``[B, n_max + 1]`` per word: ``on_stack``;
+        ``buffer_children``, its gold dependents still in the buffer; ``stack_orphans``, the
+        headless stack words it is the gold head of; and ``root_child`` ``[B]``, the word
+        whose gold head is the root."""
         if "on_stack" not in gold.extra:
             on_stack = torch.zeros_like(gold.heads, dtype=torch.bool)
             on_stack[:, 0] = True
             gold.extra["on_stack"] = on_stack
-            gold.extra["headed"] = torch.zeros_like(on_stack)
-        return gold.extra["on_stack"], gold.extra["headed"]
+            gold.extra["buffer_children"] = gold.n_children.clone()
+            gold.extra["stack_orphans"] = torch.zeros_like(gold.heads)
+            gold.extra["root_child"] = (gold.heads == 0).long().argmax(1)
+        return gold.extra
 
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return single_rooted(heads) and is_projective(heads)

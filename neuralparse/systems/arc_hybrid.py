@@ -36,8 +36,9 @@ RIGHT-ARC_l    ``h(s0)`` in the buffer; ``s0 → d`` for ``d`` in the buffer; la
 =============  ==============================================================================
 
 The costs equal an exhaustive search over the system's own moves on every configuration of
-random walks (``tests/systems/test_dynamic_oracle.py``).  Which words have their head is
-book-keeping in ``gold.extra``, kept by :meth:`ArcHybrid.follow`.
+random walks (``tests/systems/test_dynamic_oracle.py``).  Which words have their head, and
+per word its gold dependents still in the buffer and on the stack, is book-keeping in
+``gold.extra``, kept by :meth:`ArcHybrid.follow`, so each cost is O(1).
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.arc_standard import ArcStandard
-from neuralparse.systems.base import Gold, TransitionSystem, set_where, word_table
+from neuralparse.systems.base import (
+    Gold,
+    TransitionSystem,
+    add_where,
+    in_buffer,
+    set_where,
+)
 from neuralparse.systems.state import State
 
 SHIFT, LEFT_ARC, RIGHT_ARC = range(3)
@@ -102,21 +109,22 @@ class ArcHybrid(TransitionSystem):
     has_dynamic_oracle = True
 
     def action_costs(self, state: State, gold: Gold) -> Tensor:
-        headed = self._headed(gold)
-        heads = gold.heads
-        words = torch.arange(heads.shape[1], device=heads.device)[None, :]
+        # O(1) per configuration: per-word counts kept by `follow`, read by gathers.
+        tables = self._oracle_tables(gold)
         front = state.scalars["front"]
-        in_buffer = (words >= front[:, None]) & (words <= state.lengths[:, None])
-        on_stack = ((words < front[:, None]) & ~headed) | (words == 0)
         s = state.stack_tokens("stack", 2)
         s0, s1 = s[:, 0], s[:, 1]
         b0 = torch.where(front <= state.lengths, front, -1)
-        head_s0, head_b0 = gold.at(heads, s0), gold.at(heads, b0)
-        s0_children_in_buffer = (in_buffer & (heads == s0[:, None])).sum(1)
-        s0_head_in_buffer = word_table(in_buffer, head_s0)
-        shift = (word_table(on_stack, head_b0) & (head_b0 != s0)).long() + (
-            on_stack & (heads == b0[:, None]) & (words > 0)
-        ).sum(1)
+        head_s0, head_b0 = gold.at(gold.heads, s0), gold.at(gold.heads, b0)
+        # Every stack word but 0 is a word left of the buffer without its head yet.
+        head_b0_on_stack = (head_b0 == 0) | (
+            (head_b0 >= 1) & (head_b0 < front) & ~gold.at(tables["headed"], head_b0, 0)
+        )
+        s0_children_in_buffer = gold.at(tables["buffer_children"], s0, 0)
+        s0_head_in_buffer = in_buffer(state, head_s0)
+        shift = (head_b0_on_stack & (head_b0 != s0)).long() + gold.at(
+            tables["stack_children"], b0, 0
+        )
         left = (
             ((head_s0 == s1) & (s1 >= 0)) | (s0_head_in_buffer & (head_s0 != b0))
         ).long() + s0_children_in_buffer
@@ -138,13 +146,27 @@ class ArcHybrid(TransitionSystem):
         return cost
 
     def follow(self, state: State, gold: Gold, actions: Tensor) -> None:
+        tables = self._oracle_tables(gold)
         at, _, _, _ = self.action_tensors(state.device)
-        popped = ~self.terminal(state) & (at[actions] != SHIFT)
-        set_where(self._headed(gold), state.pool.token[state.tops["stack"]], popped, True)
+        active = ~self.terminal(state)
+        shift = active & (at[actions] == SHIFT)
+        popped = active & ~shift
+        s0 = state.pool.token[state.tops["stack"]]
+        b0 = state.scalars["front"].clamp(max=gold.heads.shape[1] - 1)
+        set_where(tables["headed"], s0, popped, True)
+        # SHIFT moves b0 from the buffer onto the stack; an arc pops s0 off it.
+        add_where(tables["buffer_children"], gold.at(gold.heads, b0), shift, -1)
+        add_where(tables["stack_children"], gold.at(gold.heads, b0), shift, 1)
+        add_where(tables["stack_children"], gold.at(gold.heads, s0), popped, -1)
 
     @staticmethod
-    def _headed(gold: Gold) -> Tensor:
-        """``gold.extra["headed"]`` ``[B, n_max + 1]`` (made on first use)."""
+    def _oracle_tables(gold: Gold) -> dict[str, Tensor]:
+        """The dynamic oracle's book-keeping in ``gold.extra`` (made for the initial
+        configuration on first use), ``[B, n_max + 1]`` per word: ``headed``;
+        ``buffer_children``, its gold dependents still in the buffer; ``stack_children``, its
+        gold dependents on the stack."""
         if "headed" not in gold.extra:
             gold.extra["headed"] = torch.zeros_like(gold.heads, dtype=torch.bool)
-        return gold.extra["headed"]
+            gold.extra["buffer_children"] = gold.n_children.clone()
+            gold.extra["stack_children"] = torch.zeros_like(gold.heads)
+        return gold.extra

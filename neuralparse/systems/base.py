@@ -72,9 +72,14 @@ class Gold:
         return (self.at(self.attached, tokens) == self.at(self.n_children, tokens)) & (tokens >= 0)
 
 
-def word_table(table: Tensor, tokens: Tensor) -> Tensor:
-    """``table[b, tokens[b]]`` of a boolean per-word table, False where ``tokens[b]`` is -1."""
-    return table.gather(1, tokens.clamp(min=0)[:, None])[:, 0] & (tokens >= 0)
+def in_buffer(state: State, tokens: Tensor) -> Tensor:
+    """Whether each token lies in the buffer range ``front..length`` (False for -1)."""
+    return (tokens >= state.scalars["front"]) & (tokens <= state.lengths) & (tokens >= 0)
+
+
+def add_where(table: Tensor, tokens: Tensor, where: Tensor, step: int) -> None:
+    """``table[b, tokens[b]] += step`` where ``where[b]``, without reading the host."""
+    table.scatter_add_(1, tokens.clamp(min=0)[:, None], (where.long() * step)[:, None])
 
 
 def set_where(table: Tensor, tokens: Tensor, where: Tensor, value: bool) -> None:
