@@ -34,7 +34,10 @@ def test_exploring_parse_records_its_configurations(tmp_path: Path, exploration:
     ids = data.examples.usable()
     batch = data.train_corpus.batch(ids)
     trees = [data.train_trees[i] for i in ids.tolist()]
-    seen = explore(model, data.system, batch, trees, exploration, torch.Generator().manual_seed(1))
+    draws = torch.Generator().manual_seed(1)
+    seen = explore(
+        model, data.system, model.encode(batch), batch.lengths, trees, exploration, draws
+    )
     assert bool((seen.targets & ~seen.legal).any()) is False
     assert bool(seen.targets.any(1).all())
     assert set(seen.position.tolist()) == set(range(len(ids)))
@@ -43,7 +46,20 @@ def test_exploring_parse_records_its_configurations(tmp_path: Path, exploration:
         assert all(rebuilt)
     else:
         assert not all(rebuilt)
-    assert model.training  # explore parses in evaluation mode and gives the model back
+    assert model.scorer.training  # the parse's scorer runs without dropout, then gets it back
+
+
+def test_the_exploring_parse_reads_the_encoding_it_trains(tmp_path: Path) -> None:
+    """One encoder pass per training batch, in training mode, inside the model's forward
+    pass (the one data-parallel training synchronises)."""
+    _, data, model = prepared_model(tmp_path)
+    passes: list[bool] = []
+    model.encoder.register_forward_hook(lambda module, *_: passes.append(module.training))
+    explorer = Explorer(data.system, data.train_trees, 0.9, torch.Generator().manual_seed(0))
+    ids = data.examples.usable()
+    loss, _ = loss_on_batch(model, data.train_corpus, data.examples, ids, CPU, explorer)
+    assert passes == [True]
+    assert loss.requires_grad
 
 
 def test_dynamic_oracle_loss_decreases(tmp_path: Path) -> None:

@@ -420,14 +420,17 @@ def test_hydra_smoke_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_torchrun_trains_with_two_cpu_processes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("oracle", ["static", "dynamic"])
+def test_torchrun_trains_with_two_cpu_processes(tmp_path: Path, oracle: str) -> None:
+    """Both oracles: the dynamic one parses inside the data-parallel forward pass."""
     corpus = write_corpus(tmp_path / "tiny.conllu", make_corpus(16, seed=10))
     run_dir = tmp_path / "ddp"
     command = [
         sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
         "--standalone", "train.py", "data=custom", f"data.train={corpus}",
         f"data.dev={corpus}", f"data.test={corpus}", "trainer=quick", "model=small",
-        "trainer.batch_tokens=40", f"hydra.run.dir={run_dir}",
+        "trainer.batch_tokens=40", f"trainer.oracle={oracle}", "trainer.exploration_from_epoch=1",
+        f"hydra.run.dir={run_dir}",
     ]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -3,8 +3,9 @@ for one system."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from torch import Tensor, nn
 
@@ -27,6 +28,17 @@ def summary_features(system: TransitionSystem, state: State) -> Tensor | None:
     """``[B, E]`` float summary features of the configurations (None when the system has
     none)."""
     return system.summary_features(state) if system.summary_size else None
+
+
+class Positions(NamedTuple):
+    """Configurations of a batch to score."""
+
+    sentence: Tensor
+    """``[S]`` batch position of each configuration's sentence."""
+    tokens: Tensor
+    """``[S, F]`` feature tokens (-1 null)."""
+    summary: Tensor | None = None
+    """``[S, E]`` summary features, for systems that have them."""
 
 
 class ParserModel(nn.Module):
@@ -105,15 +117,18 @@ class ParserModel(nn.Module):
         return self.scorer(table, sentence, tokens, summary)
 
     def forward(
-        self,
-        batch: ModelInput,
-        sentence: Tensor,
-        tokens: Tensor,
-        summary: Tensor | None = None,
+        self, batch: ModelInput, configurations: Positions | Callable[[TokenTable], Positions]
     ) -> tuple[Tensor, dict[str, Tensor]]:
-        """Action scores of the configurations and the tagging heads' scores of the batch."""
+        """Action scores of the configurations and the tagging heads' scores of the batch.
+
+        ``configurations`` may also be a function of the batch's token table that finds them
+        (the dynamic oracle's exploring parse): the encoding it reads is then the one that is
+        trained, computed once (and inside this call, which is what data-parallel training
+        synchronises)."""
         table, tag_scores = self.encode_and_tag(batch)
-        return self.score(table, sentence, tokens, summary), tag_scores
+        if callable(configurations):
+            configurations = configurations(table)
+        return self.score(table, *configurations), tag_scores
 
     def describe(self) -> dict[str, Any]:
         """Plain-data description (for checkpoints and logs)."""

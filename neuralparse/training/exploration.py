@@ -9,11 +9,16 @@ fewest gold arcs, those are the targets, and the parser goes on with its own pre
 when that is not a target, with probability ``exploration`` (otherwise with its best-scored
 target).
 
-Each batch is first parsed by the model, in evaluation mode and without gradients, on the
-engine's state batch (:func:`explore`: tensor operations over the whole batch per
-transition, as in greedy decoding); the configurations it went through are then scored in
-one shot with gradients, like the static oracle's, and the loss is the negative log of the
-probability the model gives to the targets (:meth:`Explorer.loss`).
+Each batch is encoded once, as the training step encodes it (dropout included), and parsed
+with that encoding, without gradients (:func:`explore`: tensor operations over the whole batch
+per transition, as in greedy decoding; the action scorer without its dropout, so that the
+model's choice is its best guess); the configurations the parse went through are then
+scored from the same encoding with gradients, like the static oracle's, and the loss is the
+negative log of the probability the model gives to the targets (:meth:`Explorer.loss`).
+Kiperwasser & Goldberg (2016) train their BiLSTM parser with this oracle the same way: the
+sentence is encoded once and the parse reads the encoding it trains.  Parsing with a
+separate encoding in evaluation mode instead costs a second pass of the BiLSTM for every
+batch, for no better accuracy (docs/results.md, "Training on the parser's own mistakes").
 """
 
 from __future__ import annotations
@@ -25,8 +30,8 @@ import torch
 from torch import Tensor
 
 from neuralparse.model.inputs import ModelInput
-from neuralparse.model.parser import ParserModel, summary_features
-from neuralparse.model.scorer import NEG_INF, mask_illegal
+from neuralparse.model.parser import ParserModel, Positions, summary_features
+from neuralparse.model.scorer import NEG_INF, TokenTable, mask_illegal
 from neuralparse.systems import TransitionSystem
 
 Tree = tuple[Sequence[int], Sequence[str] | None]
@@ -54,22 +59,25 @@ class ExploredConfigurations:
 def explore(
     model: ParserModel,
     system: TransitionSystem,
-    batch: ModelInput,
+    table: TokenTable,
+    lengths: Tensor,
     trees: Sequence[Tree],
     exploration: float,
     generator: torch.Generator,
 ) -> ExploredConfigurations:
-    """Parse ``batch`` (on the model's device; ``trees`` its gold trees in the system's class)
-    with the model, following its prediction when it is among the cheapest actions, or
-    otherwise with probability ``exploration`` (``generator``: a CPU generator for those
-    draws), and record every configuration on the way."""
-    was_training = model.training
-    model.eval()
+    """Parse the batch encoded in ``table`` (sentence lengths ``lengths``, on the model's
+    device; ``trees`` its gold trees in the system's class) with the model, following its
+    prediction when it is among the cheapest actions, or otherwise with probability
+    ``exploration`` (``generator``: a CPU generator for those draws), and record every
+    configuration on the way."""
+    scorer_was_training = model.scorer.training
+    model.scorer.eval()
     try:
-        table = model.encode(batch)
-        state = system.initial(batch.lengths, batch.lengths.device)
+        state = system.initial(lengths, lengths.device)
         gold = system.gold(trees, state.device)
         rows = torch.arange(state.batch_size, device=state.device)
+        # Every step's tensors are kept whole and the finished rows dropped once at the end:
+        # selecting the live rows at each step would wait for the device four more times.
         recorded: list[tuple[Tensor, ...]] = []
         summaries: list[Tensor] = []
         for _ in range(system.max_transitions(state.n_max)):
@@ -89,17 +97,23 @@ def explore(
             draws = torch.rand(state.batch_size, generator=generator).to(state.device)
             follow_model = targets.gather(1, predicted[:, None])[:, 0] | (draws < exploration)
             actions = torch.where(follow_model, predicted, best_target)
-            recorded.append((rows[active], features[active], legal[active], targets[active]))
+            recorded.append((active, features, legal, targets))
             if summary is not None:
-                summaries.append(summary[active])
+                summaries.append(summary)
             system.follow(state, gold, actions)
             system.apply(state, actions)
     finally:
-        model.train(was_training)
-    position, tokens, legal, targets = (torch.cat(parts) for parts in zip(*recorded, strict=True))
+        model.scorer.train(scorer_was_training)
+    active, tokens, legal, targets = (torch.stack(parts) for parts in zip(*recorded, strict=True))
+    steps, position = torch.nonzero(active, as_tuple=True)  # step-major, as parsed
     heads, _ = state.heads_and_labels()
     return ExploredConfigurations(
-        position, tokens, legal, targets, heads, torch.cat(summaries) if summaries else None
+        position,
+        tokens[steps, position],
+        legal[steps, position],
+        targets[steps, position],
+        heads,
+        torch.stack(summaries)[steps, position] if summaries else None,
     )
 
 
@@ -124,8 +138,17 @@ class Explorer:
         training)."""
         parser: ParserModel = getattr(model, "module", model)
         trees = [self.trees[i] for i in ids.tolist()]
-        seen = explore(parser, self.system, batch, trees, self.exploration, self.generator)
-        scores, tag_scores = model(batch, seen.position, seen.tokens, seen.summary)
+        seen: ExploredConfigurations | None = None
+
+        def parse(table: TokenTable) -> Positions:
+            nonlocal seen
+            seen = explore(
+                parser, self.system, table, batch.lengths, trees, self.exploration, self.generator
+            )
+            return Positions(seen.position, seen.tokens, seen.summary)
+
+        scores, tag_scores = model(batch, parse)
+        assert seen is not None  # parse() ran inside the forward pass
         scores = mask_illegal(scores, seen.legal)
         on_targets = torch.logsumexp(scores.masked_fill(~seen.targets, NEG_INF), 1)
         return (torch.logsumexp(scores, 1) - on_targets).mean(), tag_scores

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.parser import Positions
 from neuralparse.model.scorer import mask_illegal
 from neuralparse.model.vocab import PAD_INDEX, UNK_INDEX
 from neuralparse.runtime.devices import batch_to_device
@@ -56,7 +57,7 @@ def loss_on_batch(
         loss, tag_scores = explorer.loss(model, inputs, ids)
     else:
         batch = batch_to_device(examples.gather(ids), device)
-        scores, tag_scores = model(inputs, batch.position, batch.tokens, batch.summary)
+        scores, tag_scores = model(inputs, Positions(batch.position, batch.tokens, batch.summary))
         loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
     weights = getattr(model, "module", model).tag_loss_weights
     return loss + tag_loss(tag_scores, inputs, weights), words
