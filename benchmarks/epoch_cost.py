@@ -24,7 +24,7 @@ epoch (reading, tree transforms, the oracle run, the model), reported apart.
         [--dynamic-oracle] [--data-root DIR] [--out PATH]
 
 ``--dynamic-oracle`` adds a row ``SYSTEM+dynamic`` for each system that has a dynamic oracle,
-trained with ``trainer.oracle=dynamic`` (the batches parsed by the model before each step,
+trained with ``trainer.oracle=dynamic`` (each batch parsed by the model within its step,
 :mod:`neuralparse.training.exploration`), so its training cost is compared in the same run.
 """
 
