@@ -223,6 +223,9 @@ class TrainerConfig:
     fewer epochs on Hungarian-Szeged (three systems) and Greek-GDT (docs/results.md,
     "Converging in fewer epochs")."""
     lr_patience: int = 3
+    average_epochs: float = 0.0
+    """Evaluate, keep and save a moving average of the weights over about this many epochs
+    (:mod:`neuralparse.training.averaging`; 0: the weights of the last update)."""
     betas: tuple[float, float] = (0.9, 0.9)
     weight_decay: float = 0.0
     clip_norm: float = 5.0
@@ -271,6 +274,10 @@ class TrainerConfig:
             )
         if not 0.0 < trainer.lr_decay <= 1.0:
             raise InputError(f"trainer.lr_decay={trainer.lr_decay}: expected a factor in (0, 1]")
+        if trainer.average_epochs < 0:
+            raise InputError(
+                f"trainer.average_epochs={trainer.average_epochs}: expected 0 (off) or more"
+            )
         if trainer.lr_patience < 1:
             raise InputError(f"trainer.lr_patience={trainer.lr_patience}: expected at least 1")
 

@@ -488,6 +488,45 @@ def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -
             prepare(bad)
 
 
+def test_averaged_weights_are_evaluated_kept_and_resumed(tmp_path: Path) -> None:
+    """With ``trainer.average_epochs`` the dev scores and ``checkpoint.pt`` are those of the
+    averaged weights, ``last.pt`` keeps the raw ones and the average, and a resumed run goes
+    on with both as an uninterrupted one does."""
+    corpus = make_corpus(12, seed=16)
+    cfg = tiny_config(tmp_path, corpus, max_epochs=1, batch_tokens=30, average_epochs=1.0)
+    first = train(cfg, tmp_path / "first")
+    best = load_checkpoint(tmp_path / "first" / CHECKPOINT_NAME)
+    last = load_checkpoint(tmp_path / "first" / LAST_NAME)
+    average = last["training"]["average"]
+    assert average["updates"] == first.history[0]["steps"] > 1
+    loaded = load_parser(tmp_path / "first" / CHECKPOINT_NAME)
+    names = [name for name, _ in loaded.model.named_parameters()]
+    for name, weights in zip(names, average["weights"], strict=True):
+        torch.testing.assert_close(best["state_dict"][name], weights)
+    assert any(
+        not torch.equal(best["state_dict"][name], last["state_dict"][name]) for name in names
+    )
+    data = prepare(cfg)
+    scores = evaluate_parser(
+        loaded.model, loaded.system, data.dev_corpus, data.dev_sentences, loaded.vocabs,
+        batch_tokens=1000, device=CPU,
+    )  # fmt: skip
+    assert scores["las"] == first.best_las == first.history[0]["dev"]["las"]
+    cfg.trainer.max_epochs = 2
+    straight = train(cfg, tmp_path / "straight")
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    resumed = train(cfg, tmp_path / "resumed")
+    assert resumed.history[0]["dev"]["las"] == straight.history[1]["dev"]["las"]
+    a = load_checkpoint(tmp_path / "straight" / LAST_NAME)["training"]["average"]
+    b = load_checkpoint(tmp_path / "resumed" / LAST_NAME)["training"]["average"]
+    assert a["updates"] == b["updates"]
+    for x, y in zip(a["weights"], b["weights"], strict=True):
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)
+    bad = tiny_config(tmp_path, corpus, average_epochs=-1.0)
+    with pytest.raises(InputError, match=r"trainer\.average_epochs="):
+        prepare(bad)
+
+
 def test_resume_with_another_model_config_names_the_keys(tmp_path: Path) -> None:
     sentences = make_corpus(6, seed=15)
     cfg = tiny_config(tmp_path, sentences, max_epochs=1)

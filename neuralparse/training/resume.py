@@ -18,6 +18,7 @@ import torch
 from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.parser import ParserModel
 from neuralparse.runtime.checkpoint import CheckpointError, LoadedParser, weight_mismatch
+from neuralparse.training.averaging import WeightAverage
 from neuralparse.training.preparation import Prepared
 
 log = logging.getLogger("neuralparse.train")
@@ -118,6 +119,21 @@ def restore(
             source=source,
         )
     return Progress(**values)
+
+
+def restore_average(resume: LoadedParser, source: str, average: WeightAverage) -> None:
+    """Go on with the weight average saved in the checkpoint ``source``; one saved without
+    (averaging switched on when resuming) starts from the checkpoint's weights."""
+    saved = (resume.checkpoint.get("training") or {}).get("average")
+    if saved is None:
+        log.info("%s has no weight average: it starts from the checkpoint's weights", source)
+        return
+    try:
+        average.load_state_dict(saved)
+    except (KeyError, TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"its weight average does not fit the model's parameters ({error})", source=source
+        ) from None
 
 
 def forget_epochs_after(path: Path, epoch: int) -> None:

@@ -47,6 +47,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,7 @@ from neuralparse.runtime.devices import resolve_device, set_threads
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
 from neuralparse.systems import TransitionSystem
+from neuralparse.training.averaging import WeightAverage
 from neuralparse.training.exploration import Explorer
 from neuralparse.training.losses import loss_on_batch, tag_loss
 from neuralparse.training.preparation import (
@@ -79,7 +81,13 @@ from neuralparse.training.preparation import (
     prepare,
     read_split,
 )
-from neuralparse.training.resume import Progress, differing_keys, forget_epochs_after, restore
+from neuralparse.training.resume import (
+    Progress,
+    differing_keys,
+    forget_epochs_after,
+    restore,
+    restore_average,
+)
 
 __all__ = [
     "CHECKPOINT_NAME",
@@ -194,9 +202,11 @@ def run_epoch(
     progress_bar: bool,
     description: str,
     explorer: Explorer | None = None,
+    average: WeightAverage | None = None,
 ) -> tuple[float, int, int]:
-    """One pass over ``batches`` (with the dynamic oracle when ``explorer`` is given);
-    returns (summed loss x words, words, steps) of this rank."""
+    """One pass over ``batches`` (with the dynamic oracle when ``explorer`` is given, folding
+    each update into ``average`` when given); returns (summed loss x words, words, steps) of
+    this rank."""
     model.train()
     # The loss is summed on the device and read once an epoch (and by the progress bar every
     # PROGRESS_STEPS steps): reading it every step would make the host wait for the device.
@@ -210,6 +220,8 @@ def run_epoch(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
         optimizer.step()
+        if average is not None:
+            average.update(model, len(batches))
         total_loss += loss.detach() * words
         total_words += words
         steps += 1
@@ -297,6 +309,11 @@ def _train(
     if resume is not None:
         progress = restore(resume, trainer.resume, model, optimizer, data, config_dict)
         log.info("resuming from %s after epoch %d", trainer.resume, progress.epoch)
+    average = None
+    if trainer.average_epochs > 0:
+        average = WeightAverage(model, trainer.average_epochs)
+        if resume is not None:
+            restore_average(resume, trainer.resume, average)
     if context.is_main:
         forget_epochs_after(output_dir / METRICS_NAME, progress.epoch)
     trained = (
@@ -317,6 +334,11 @@ def _train(
     )
     if context.is_main:
         log.info("dev LAS and loss per epoch: %s (redrawn every epoch)", output_dir / CURVE_NAME)
+        if average is not None:
+            log.info(
+                "evaluating and saving the weights averaged over about %g epochs",
+                trainer.average_epochs,
+            )
     decode = dev_decoder(model, data.system, device)
     usable = data.examples.usable()
     lengths = data.train_corpus.lengths[usable]
@@ -350,6 +372,7 @@ def _train(
                 if trainer.oracle == "dynamic" and epoch >= trainer.exploration_from_epoch
                 else None
             ),
+            average=average,
         )
         progress.updates += steps
         train_seconds = time.perf_counter() - epoch_start
@@ -359,7 +382,7 @@ def _train(
         if context.is_main:
             record = _evaluate_and_save(
                 model, optimizer, data, cfg, config_dict, output_dir, progress, device, decode,
-                epoch=epoch, loss=loss_sum / max(words, 1), words=words, steps=steps,
+                average, epoch=epoch, loss=loss_sum / max(words, 1), words=words, steps=steps,
                 train_seconds=train_seconds, elapsed=time.perf_counter() - started,
             )  # fmt: skip
             history.append(record)
@@ -483,6 +506,7 @@ def _evaluate_and_save(
     progress: Progress,
     device: torch.device,
     decode: Decoder | None,
+    average: WeightAverage | None,
     *,
     epoch: int,
     loss: float,
@@ -491,20 +515,40 @@ def _evaluate_and_save(
     train_seconds: float,
     elapsed: float,
 ) -> dict[str, Any]:
-    """Dev evaluation, the metrics line, the log line and the checkpoints of one epoch."""
+    """Dev evaluation, the metrics line, the log line and the checkpoints of one epoch (the
+    evaluation and ``checkpoint.pt`` of the averaged weights when ``average`` is given)."""
+
+    def snapshot(training: dict[str, Any]) -> dict[str, Any]:
+        return checkpoint_data(
+            model=model,
+            system=data.system,
+            system_options=data.system_options,
+            vocabs=data.vocabs,
+            config=config_dict,
+            dev_metrics={k: v for k, v in scores.items() if not isinstance(v, dict | list)},
+            training=training,
+        )
+
     eval_start = time.perf_counter()
-    scores = evaluate_parser(
-        model,
-        data.system,
-        data.dev_corpus,
-        data.dev_sentences,
-        data.vocabs,
-        batch_tokens=cfg.trainer.eval_batch_tokens,
-        device=device,
-        decode=decode,
-    )
-    eval_seconds = time.perf_counter() - eval_start
-    improved = progress.update(epoch, scores["las"])
+    with average.applied(model) if average is not None else nullcontext():
+        scores = evaluate_parser(
+            model,
+            data.system,
+            data.dev_corpus,
+            data.dev_sentences,
+            data.vocabs,
+            batch_tokens=cfg.trainer.eval_batch_tokens,
+            device=device,
+            decode=decode,
+        )
+        eval_seconds = time.perf_counter() - eval_start
+        improved = progress.update(epoch, scores["las"])
+        # The best model is kept without the optimizer state (resume uses last.pt), saved
+        # below after last.pt: its weights are copied now, before the raw ones come back
+        # into the same storage.
+        best = snapshot(asdict(progress)) if improved else None
+        if best is not None and average is not None:
+            best["state_dict"] = {k: v.clone() for k, v in best["state_dict"].items()}
     decayed = decays_now(progress, cfg.trainer)
     if decayed:
         scale_learning_rate(optimizer, cfg.trainer.lr_decay)
@@ -547,18 +591,10 @@ def _evaluate_and_save(
         log.info(
             "no better dev LAS for %d epochs: learning rate now %.2e", progress.stale, record["lr"]
         )
-    state = asdict(progress)
-    snapshot = checkpoint_data(
-        model=model,
-        system=data.system,
-        system_options=data.system_options,
-        vocabs=data.vocabs,
-        config=config_dict,
-        dev_metrics={k: v for k, v in scores.items() if not isinstance(v, dict | list)},
-        training={**state, "optimizer": optimizer.state_dict()},
-    )
-    save_checkpoint(output_dir / LAST_NAME, snapshot)
-    if improved:
-        # The best model is kept without the optimizer state (resume uses last.pt).
-        save_checkpoint(output_dir / CHECKPOINT_NAME, dict(snapshot, training=state))
+    resumable = {**asdict(progress), "optimizer": optimizer.state_dict()}
+    if average is not None:
+        resumable["average"] = average.state_dict()
+    save_checkpoint(output_dir / LAST_NAME, snapshot(resumable))
+    if best is not None:
+        save_checkpoint(output_dir / CHECKPOINT_NAME, best)
     return record
