@@ -1,22 +1,17 @@
-"""Static against dynamic oracle: a system (arc-eager, or ``--system arc_hybrid``) trained on
-gold derivations only (the default) or on its own configurations with error exploration
-(``trainer.oracle=dynamic``, Goldberg & Nivre 2012, 2013), everything else the default recipe,
-trained to convergence.
+"""A training recipe against the accuracy study's default one: the same system, treebanks and
+seeds, trained to convergence, one or more trainer settings changed
+(:class:`Recipe`: the dynamic oracle in :mod:`experiments.dynamic_oracle`, the weight average in
+:mod:`experiments.weight_average`).
 
-The static runs are the accuracy study's (``experiments/study_runs/<data>/<system>/seed<k>``:
-default joint model, early stopping on dev LAS, test parsed untagged); the dynamic runs are
-trained by ``--train`` into ``--runs <system>/<data>/seed<k>`` with the same seeds, one
-``train.py`` after another.  Both are scored with the CoNLL 2018 LAS (head and universal part
-of DEPREL), greedy: the study's untagged test parse for a static run, the trainer's test line
-for a dynamic one (the joint model never reads the input's tags, so the two agree).
-
-    python -m experiments.dynamic_oracle --train [--system arc_eager] [--data hu_szeged el_gdt]
-        [--seeds 1 2 3] [--runs outputs/dynamic_oracle] [--threads 1]
-    python -m experiments.dynamic_oracle [--data ...] [--seeds ...] [--runs ...] [--out DIR]
-
-The second form prints the table and writes ``dynamic_oracle_<system>.{csv,json,md}`` to ``--out``
-(default ``experiments/results``); a pair whose run is missing or unfinished is left out with
-a message.
+The default-recipe runs are the accuracy study's
+(``experiments/study_runs/<data>/<system>/seed<k>``: default joint model, early stopping on
+dev LAS, test parsed untagged); the recipe's runs are trained by ``--train`` into ``--runs
+<system>/<data>/seed<k>`` with the same seeds, one ``train.py`` after another.  Both are
+scored with the CoNLL 2018 LAS (head and universal part of DEPREL), greedy: the study's
+untagged test parse for its run, the trainer's test line for the recipe's (the joint model
+never reads the input's tags, so the two agree).  The table pairs them by seed; a pair whose
+run is missing or unfinished is left out with a message.  Results go to
+``<recipe name>_<system>.{csv,json,md}`` under ``--out`` (default ``experiments/results``).
 """
 
 from __future__ import annotations
@@ -27,13 +22,27 @@ import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from experiments.report import write_results
 from experiments.runs import ROOT, STUDY_RUNS
 
-DEFAULT_RUNS = ROOT / "outputs" / "dynamic_oracle"
+
+@dataclass(frozen=True)
+class Recipe:
+    """What a study of one recipe changes and how its results are named."""
+
+    name: str
+    """The results' file stem (``<name>_<system>``) and the default runs folder."""
+    label: str
+    """The table's column heading and the JSON keys' prefix for the recipe's runs (the
+    study's are ``static``: the default recipe's static oracle)."""
+    overrides: tuple[str, ...]
+    """``train.py`` overrides of the recipe."""
+    systems: tuple[str, ...] = ("arc_eager",)
+    """The systems it applies to (the first is ``--system``'s default)."""
 
 
 def static_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
@@ -51,9 +60,9 @@ def static_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
     }
 
 
-def dynamic_run(run_dir: Path) -> dict[str, Any] | None:
-    """A finished ``trainer.oracle=dynamic`` run read from its ``metrics.jsonl`` (None while
-    it has no ``stopped`` and test line)."""
+def recipe_run(run_dir: Path) -> dict[str, Any] | None:
+    """A finished run read from its ``metrics.jsonl`` (None while it has no ``stopped`` and
+    test line)."""
     path = run_dir / "metrics.jsonl"
     if not path.is_file():
         return None
@@ -73,16 +82,16 @@ def dynamic_run(run_dir: Path) -> dict[str, Any] | None:
     }
 
 
-def train(args: argparse.Namespace) -> int:
+def train(recipe: Recipe, args: argparse.Namespace) -> int:
     for data in args.data:
         for seed in args.seeds:
             run_dir = args.runs / args.system / data / f"seed{seed}"
-            if dynamic_run(run_dir) is not None:
+            if recipe_run(run_dir) is not None:
                 print(f"{run_dir}: finished, skipped", file=sys.stderr)
                 continue
             command = [
                 sys.executable, str(ROOT / "train.py"), f"data={data}", f"system={args.system}",
-                f"seed={seed}", "trainer.oracle=dynamic", f"trainer.threads={args.threads}",
+                f"seed={seed}", *recipe.overrides, f"trainer.threads={args.threads}",
                 "trainer.progress=false", f"hydra.run.dir={run_dir}",
             ]  # fmt: skip
             print(" ".join(command[1:]), file=sys.stderr, flush=True)
@@ -91,54 +100,59 @@ def train(args: argparse.Namespace) -> int:
     return 0
 
 
-def table(args: argparse.Namespace) -> int:
+def table(recipe: Recipe, args: argparse.Namespace) -> int:
+    label = recipe.label
     rows = []
     for data in args.data:
         for seed in args.seeds:
             static = static_run(args.system, data, seed)
-            dynamic = dynamic_run(args.runs / args.system / data / f"seed{seed}")
-            if static is None or dynamic is None:
+            changed = recipe_run(args.runs / args.system / data / f"seed{seed}")
+            if static is None or changed is None:
                 print(
                     f"{data} seed {seed}: a run is missing or unfinished, left out", file=sys.stderr
                 )
                 continue
             row = {"data": data, "seed": seed}
             row |= {f"static_{key}": value for key, value in static.items()}
-            row |= {f"dynamic_{key}": value for key, value in dynamic.items()}
-            row["test_las_difference"] = dynamic["test_las"] - static["test_las"]
+            row |= {f"{label}_{key}": value for key, value in changed.items()}
+            row["test_las_difference"] = changed["test_las"] - static["test_las"]
             rows.append(row)
     if not rows:
         print("no pair of finished runs", file=sys.stderr)
         return 1
     lines = [
-        "| treebank | seed | static: best / last epoch | test LAS | dynamic: best / last epoch "
+        f"| treebank | seed | static: best / last epoch | test LAS | {label}: best / last epoch "
         "| test LAS | difference |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
             f"| {r['data']} | {r['seed']} | {r['static_best_epoch']} / {r['static_epochs']} "
-            f"| {r['static_test_las']:.2f} | {r['dynamic_best_epoch']} / {r['dynamic_epochs']} "
-            f"| {r['dynamic_test_las']:.2f} | {r['test_las_difference']:+.2f} |"
+            f"| {r['static_test_las']:.2f} | {r[f'{label}_best_epoch']} / {r[f'{label}_epochs']} "
+            f"| {r[f'{label}_test_las']:.2f} | {r['test_las_difference']:+.2f} |"
         )
     summary = {}
     for data in dict.fromkeys(r["data"] for r in rows):
         mine = [r for r in rows if r["data"] == data]
-        keys = ("static_test_las", "dynamic_test_las", "test_las_difference")
-        keys += ("static_epochs", "dynamic_epochs", "static_minutes", "dynamic_minutes")
+        keys = ("static_test_las", f"{label}_test_las", "test_las_difference")
+        keys += ("static_epochs", f"{label}_epochs", "static_minutes", f"{label}_minutes")
         summary[data] = {key: statistics.fmean(r[key] for r in mine) for key in keys}
         summary[data]["seeds"] = [r["seed"] for r in mine]
         s = summary[data]
         lines.append(
             f"| {data}, mean of {len(mine)} | | {s['static_epochs']:.0f} epochs "
-            f"| {s['static_test_las']:.2f} | {s['dynamic_epochs']:.0f} epochs "
-            f"| {s['dynamic_test_las']:.2f} | {s['test_las_difference']:+.2f} |"
+            f"| {s['static_test_las']:.2f} | {s[f'{label}_epochs']:.0f} epochs "
+            f"| {s[f'{label}_test_las']:.2f} | {s['test_las_difference']:+.2f} |"
         )
     md = "\n".join(lines) + "\n"
-    document = {"system": args.system, "metric": "CoNLL 2018 LAS, untagged test, greedy"}
+    document = {
+        "system": args.system,
+        "recipe": list(recipe.overrides),
+        "metric": "CoNLL 2018 LAS, untagged test, greedy",
+    }
     write_results(
         args.out,
-        f"dynamic_oracle_{args.system}",
+        f"{recipe.name}_{args.system}",
         rows,
         document | {"rows": rows, "means": summary},
         md,
@@ -147,20 +161,19 @@ def table(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train", action="store_true", help="train the dynamic runs first")
-    parser.add_argument("--system", default="arc_eager", choices=["arc_eager", "arc_hybrid"])
+def main(recipe: Recipe, description: str, argv: Sequence[str] | None = None) -> int:
+    """The command line of a recipe's study (``description``: its module's docstring)."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
+    parser.add_argument("--train", action="store_true", help="train the recipe's runs first")
+    parser.add_argument("--system", default=recipe.systems[0], choices=recipe.systems)
     parser.add_argument("--data", nargs="+", default=["hu_szeged", "el_gdt"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
-    parser.add_argument("--runs", type=Path, default=DEFAULT_RUNS, help="the dynamic runs")
+    parser.add_argument(
+        "--runs", type=Path, default=ROOT / "outputs" / recipe.name, help="the recipe's runs"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads per run")
     parser.add_argument("--out", type=Path, default=ROOT / "experiments" / "results")
     args = parser.parse_args(argv)
-    if args.train and train(args) != 0:
+    if args.train and train(recipe, args) != 0:
         return 1
-    return table(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return table(recipe, args)

@@ -596,14 +596,20 @@ def test_tag_gap_feeds_the_gold_tag_parser_gold_predicted_and_mixed_tags(tmp_pat
     assert tag_gap.main([*argv[:3], "--runs", str(tmp_path / "none"), "--out", str(out)]) == 1
 
 
-def test_dynamic_oracle_table_pairs_static_and_dynamic_runs_by_seed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+@pytest.mark.parametrize("study", ["dynamic_oracle", "weight_average"])
+def test_recipe_table_pairs_the_study_and_the_recipe_runs_by_seed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, study: str
 ) -> None:
-    from experiments import dynamic_oracle
+    import importlib
 
-    study, runs = tmp_path / "study", tmp_path / "runs"
+    from experiments import recipe_study
+
+    module = importlib.import_module(f"experiments.{study}")
+    label = module.RECIPE.label
+
+    study_runs, runs = tmp_path / "study", tmp_path / "runs"
     for seed, las in ((1, 70.0), (2, 72.0)):
-        static = study / "hu_szeged" / "arc_eager" / f"seed{seed}"
+        static = study_runs / "hu_szeged" / "arc_eager" / f"seed{seed}"
         static.mkdir(parents=True)
         scores = {"epochs": 80, "best_epoch": 70, "best_dev_las": 73.0, "train_minutes": 9.0}
         scores["modes"] = {"greedy": {"scores": {"las": las}}}
@@ -617,12 +623,13 @@ def test_dynamic_oracle_table_pairs_static_and_dynamic_runs_by_seed(
         {"split": "test", "las": 71.5},
     ]
     (dynamic / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    monkeypatch.setattr(dynamic_oracle, "STUDY_RUNS", study)
+    monkeypatch.setattr(recipe_study, "STUDY_RUNS", study_runs)
     argv = ["--data", "hu_szeged", "--seeds", "1", "2", "--runs", str(runs), "--out", str(tmp_path)]
-    assert dynamic_oracle.main(argv) == 0
+    assert module.main(argv) == 0
     captured = capsys.readouterr()
     assert "| hu_szeged | 1 | 70 / 80 | 70.00 | 1 / 2 | 71.50 | +1.50 |" in captured.out
     assert "hu_szeged seed 2: a run is missing or unfinished" in captured.err
-    result = json.loads((tmp_path / "dynamic_oracle_arc_eager.json").read_text())
+    result = json.loads((tmp_path / f"{study}_arc_eager.json").read_text())
+    assert result["recipe"] == list(module.RECIPE.overrides)
     assert result["means"]["hu_szeged"]["test_las_difference"] == pytest.approx(1.5)
-    assert result["means"]["hu_szeged"]["dynamic_minutes"] == pytest.approx(1.0)
+    assert result["means"]["hu_szeged"][f"{label}_minutes"] == pytest.approx(1.0)
