@@ -48,7 +48,8 @@ class WeightAverage:
         """Fold the weights after an optimizer step into the average."""
         keep = self.decay(steps_per_epoch)
         self.updates += 1
-        torch._foreach_lerp_(self.weights, [p.detach() for p in model.parameters()], 1.0 - keep)
+        for average, weight in zip(self.weights, model.parameters(), strict=True):
+            average.lerp_(weight, 1.0 - keep)
 
     @contextmanager
     @torch.no_grad()
@@ -57,11 +58,13 @@ class WeightAverage:
         recorded CUDA graphs read), the raw ones back afterwards."""
         parameters = list(model.parameters())
         raw = [p.detach().clone() for p in parameters]
-        torch._foreach_copy_(parameters, self.weights)
+        for weight, average in zip(parameters, self.weights, strict=True):
+            weight.copy_(average)
         try:
             yield
         finally:
-            torch._foreach_copy_(parameters, raw)
+            for weight, saved in zip(parameters, raw, strict=True):
+                weight.copy_(saved)
 
     def state_dict(self) -> dict[str, Any]:
         return {"epochs": self.epochs, "updates": self.updates, "weights": list(self.weights)}
@@ -73,5 +76,6 @@ class WeightAverage:
         shapes = [tuple(w.shape) for w in weights]
         if shapes != [tuple(w.shape) for w in self.weights]:
             raise ValueError("the saved average does not fit the model's parameters")
-        torch._foreach_copy_(self.weights, [w.to(self.weights[0].device) for w in weights])
+        for average, saved in zip(self.weights, weights, strict=True):
+            average.copy_(saved)
         self.updates = int(state["updates"])

@@ -19,7 +19,9 @@ parser learn together on the shared encoder.  Training runs until dev LAS has no
 for ``patience`` epochs; ``max_epochs``, ``max_updates`` and ``max_time_minutes`` are budgets
 that end it earlier only when they are reached first, and the reason is logged and written to
 metrics.jsonl (a ``"stopped"`` line, whose ``"limit"`` names what ended the run: ``patience``
-or one of the budgets).
+or one of the budgets).  With ``trainer.average_epochs`` the dev evaluation, and so the early
+stopping, the learning-rate decay and ``checkpoint.pt``, see a moving average of the weights
+(:mod:`~neuralparse.training.averaging`) instead of the last update's.
 
 Determinism: the model is initialised after ``torch.manual_seed(seed)``; each epoch reseeds
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
