@@ -22,6 +22,7 @@ from experiments.recipe_study import Recipe
 RECIPE = Recipe(
     name="dynamic_oracle",
     label="dynamic",
+    baseline="static",
     overrides=("trainer.oracle=dynamic",),
     systems=("arc_eager", "arc_hybrid"),
 )

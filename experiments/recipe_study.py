@@ -37,15 +37,16 @@ class Recipe:
     name: str
     """The results' file stem (``<name>_<system>``) and the default runs folder."""
     label: str
-    """The table's column heading and the JSON keys' prefix for the recipe's runs (the
-    study's are ``static``: the default recipe's static oracle)."""
+    """The table's column heading and the JSON keys' prefix for the recipe's runs."""
+    baseline: str
+    """The same for the study's runs (what the default recipe does instead)."""
     overrides: tuple[str, ...]
     """``train.py`` overrides of the recipe."""
     systems: tuple[str, ...] = ("arc_eager",)
     """The systems it applies to (the first is ``--system``'s default)."""
 
 
-def static_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
+def study_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
     """The study's run: epochs, best epoch, minutes and untagged greedy test LAS."""
     path = STUDY_RUNS / data / system / f"seed{seed}" / "scores.json"
     if not path.is_file():
@@ -101,47 +102,47 @@ def train(recipe: Recipe, args: argparse.Namespace) -> int:
 
 
 def table(recipe: Recipe, args: argparse.Namespace) -> int:
-    label = recipe.label
+    label, base = recipe.label, recipe.baseline
     rows = []
     for data in args.data:
         for seed in args.seeds:
-            static = static_run(args.system, data, seed)
+            study = study_run(args.system, data, seed)
             changed = recipe_run(args.runs / args.system / data / f"seed{seed}")
-            if static is None or changed is None:
+            if study is None or changed is None:
                 print(
                     f"{data} seed {seed}: a run is missing or unfinished, left out", file=sys.stderr
                 )
                 continue
             row = {"data": data, "seed": seed}
-            row |= {f"static_{key}": value for key, value in static.items()}
+            row |= {f"{base}_{key}": value for key, value in study.items()}
             row |= {f"{label}_{key}": value for key, value in changed.items()}
-            row["test_las_difference"] = changed["test_las"] - static["test_las"]
+            row["test_las_difference"] = changed["test_las"] - study["test_las"]
             rows.append(row)
     if not rows:
         print("no pair of finished runs", file=sys.stderr)
         return 1
     lines = [
-        f"| treebank | seed | static: best / last epoch | test LAS | {label}: best / last epoch "
+        f"| treebank | seed | {base}: best / last epoch | test LAS | {label}: best / last epoch "
         "| test LAS | difference |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r['data']} | {r['seed']} | {r['static_best_epoch']} / {r['static_epochs']} "
-            f"| {r['static_test_las']:.2f} | {r[f'{label}_best_epoch']} / {r[f'{label}_epochs']} "
+            f"| {r['data']} | {r['seed']} | {r[f'{base}_best_epoch']} / {r[f'{base}_epochs']} "
+            f"| {r[f'{base}_test_las']:.2f} | {r[f'{label}_best_epoch']} / {r[f'{label}_epochs']} "
             f"| {r[f'{label}_test_las']:.2f} | {r['test_las_difference']:+.2f} |"
         )
     summary = {}
     for data in dict.fromkeys(r["data"] for r in rows):
         mine = [r for r in rows if r["data"] == data]
-        keys = ("static_test_las", f"{label}_test_las", "test_las_difference")
-        keys += ("static_epochs", f"{label}_epochs", "static_minutes", f"{label}_minutes")
+        keys = (f"{base}_test_las", f"{label}_test_las", "test_las_difference")
+        keys += (f"{base}_epochs", f"{label}_epochs", f"{base}_minutes", f"{label}_minutes")
         summary[data] = {key: statistics.fmean(r[key] for r in mine) for key in keys}
         summary[data]["seeds"] = [r["seed"] for r in mine]
         s = summary[data]
         lines.append(
-            f"| {data}, mean of {len(mine)} | | {s['static_epochs']:.0f} epochs "
-            f"| {s['static_test_las']:.2f} | {s[f'{label}_epochs']:.0f} epochs "
+            f"| {data}, mean of {len(mine)} | | {s[f'{base}_epochs']:.0f} epochs "
+            f"| {s[f'{base}_test_las']:.2f} | {s[f'{label}_epochs']:.0f} epochs "
             f"| {s[f'{label}_test_las']:.2f} | {s['test_las_difference']:+.2f} |"
         )
     md = "\n".join(lines) + "\n"

@@ -20,7 +20,12 @@ from collections.abc import Sequence
 from experiments import recipe_study
 from experiments.recipe_study import Recipe
 
-RECIPE = Recipe(name="weight_average", label="averaged", overrides=("trainer.average_epochs=1",))
+RECIPE = Recipe(
+    name="weight_average",
+    label="averaged",
+    baseline="last",
+    overrides=("trainer.average_epochs=1",),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
