@@ -225,7 +225,9 @@ class TrainerConfig:
     lr_patience: int = 3
     average_epochs: float = 0.0
     """Evaluate, keep and save a moving average of the weights over about this many epochs
-    (:mod:`neuralparse.training.averaging`; 0: the weights of the last update)."""
+    (:mod:`neuralparse.training.averaging`; 0: the weights of the last update).  Off by
+    default: with the learning-rate halving it gave the same test LAS (docs/results.md, "A
+    moving average of the weights")."""
     betas: tuple[float, float] = (0.9, 0.9)
     weight_decay: float = 0.0
     clip_norm: float = 5.0
