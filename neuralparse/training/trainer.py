@@ -337,10 +337,7 @@ def _train(
     if context.is_main:
         log.info("dev LAS and loss per epoch: %s (redrawn every epoch)", output_dir / CURVE_NAME)
         if average is not None:
-            log.info(
-                "evaluating and saving the weights averaged over about %g epochs",
-                trainer.average_epochs,
-            )
+            log.info("evaluating the weights averaged over %g epochs", trainer.average_epochs)
     decode = dev_decoder(model, data.system, device)
     usable = data.examples.usable()
     lengths = data.train_corpus.lengths[usable]
