@@ -71,9 +71,10 @@ class LoadedParser:
 
 
 def _cpu(value: Any) -> Any:
-    """A deep copy of plain data with every tensor moved to the CPU."""
+    """A deep copy of plain data with every tensor moved to the CPU (copied there too: a
+    snapshot never changes with the model it was taken from)."""
     if isinstance(value, torch.Tensor):
-        return value.detach().cpu()
+        return value.detach().to("cpu", copy=True)
     if isinstance(value, dict):
         return {k: _cpu(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

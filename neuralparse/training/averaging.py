@@ -67,7 +67,7 @@ class WeightAverage:
                 weight.copy_(saved)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"epochs": self.epochs, "updates": self.updates, "weights": list(self.weights)}
+        return {"updates": self.updates, "weights": list(self.weights)}
 
     @torch.no_grad()
     def load_state_dict(self, state: dict[str, Any]) -> None:

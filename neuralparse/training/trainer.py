@@ -543,11 +543,8 @@ def _evaluate_and_save(
         eval_seconds = time.perf_counter() - eval_start
         improved = progress.update(epoch, scores["las"])
         # The best model is kept without the optimizer state (resume uses last.pt), saved
-        # below after last.pt: its weights are copied now, before the raw ones come back
-        # into the same storage.
+        # below after last.pt: its weights are snapshot now, while they are the average.
         best = snapshot(asdict(progress)) if improved else None
-        if best is not None and average is not None:
-            best["state_dict"] = {k: v.clone() for k, v in best["state_dict"].items()}
     decayed = decays_now(progress, cfg.trainer)
     if decayed:
         scale_learning_rate(optimizer, cfg.trainer.lr_decay)
