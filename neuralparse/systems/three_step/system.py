@@ -19,10 +19,11 @@ pass and no Dist after it, Dist(l) pairs the focus word with the nearest unconsu
 valency (First Available), only if the result stays a tree, and a word re-headed in step 2
 takes no valency in step 3.  A recovered arc replaces its dependent's anchor.
 
-Representation and cost.  θ is kept, per configuration and pass, as a word-indexed label
-array ``valency`` plus, per label, the nearest unconsumed word ``tops[l]`` and a
-``prev`` link to the next one: FA pairing is LIFO per label, so PutValency pushes and Dist
-pops in O(1), and "consumed" is implicit (popped).  The tree being corrected is a dense
+Representation and cost.  θ is kept, per configuration, for the pass under way (each pass
+starts with an empty θ; step 3 never reads what step 2 left) as a word-indexed label array
+``valency`` plus, per label, the nearest unconsumed word ``tops[l]`` and a ``prev`` link to
+the next one: FA pairing is LIFO per label, so PutValency pushes and Dist pops in O(1), and
+"consumed" is implicit (popped).  The tree being corrected is a dense
 ``heads``/``labels`` array per configuration (written by step 1 from the arc log as arcs are
 built).  These word-indexed arrays are per-word tables (``State.tables``).  Two documented
 exceptions to the engine's O(1)-per-configuration rule:
@@ -46,7 +47,7 @@ padded width only, so greedy decoding and beam search may be recorded as CUDA gr
 (``graph_safe``).  Only on the CPU, where reading a value costs nothing, does a step first
 ask which phases (step 1, the passes) hold configurations and skip the operations of an
 empty one (:meth:`ThreeStep._busy`), and walk the ancestors for Dist only in the
-configurations that have a valency to pair (:meth:`ThreeStep.dist_legal`); the
+configurations that have a valency to pair (:meth:`ThreeStep._keeps_a_tree`); the
 :meth:`ThreeStep.for_graphs` variant never reads the host.
 
 Features (Table 6): ``s0 s1 s2 b0`` in step 1; in steps 2-3 ``focus`` (the paper's first
@@ -62,6 +63,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from types import MappingProxyType
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -99,6 +101,24 @@ def is_ancestor(heads: Tensor, candidates: Tensor, word: Tensor) -> Tensor:
         chain = torch.cat([chain, jump.gather(1, chain)], 1)
     marked = torch.zeros_like(heads, dtype=torch.bool).scatter_(1, chain, True)
     return marked.gather(1, candidates.clamp(0, width - 1))
+
+
+class PassView(NamedTuple):
+    """What the valency passes read of each configuration (:meth:`ThreeStep._pass_view`)."""
+
+    focus: Tensor
+    """``[B, 1]`` the focus word, clamped to a column of the per-word tables (a gather index)."""
+    tops: Tensor
+    """``[B, L]`` θ's nearest unconsumed word of each valency name (-1: none); the table
+    itself, so that writing it updates the state."""
+    passing: Tensor
+    """``[B]`` whether the configuration is in step 2 or 3."""
+
+
+def write_where(table: Tensor, column: Tensor, where: Tensor, value: Tensor) -> None:
+    """``table[b, column[b]] = value[b]`` in the rows where ``where[b]``, in place (``column``,
+    ``where`` and ``value`` are ``[B, 1]``); no value is read on the host."""
+    table.scatter_(1, column, torch.where(where, value, table.gather(1, column)))
 
 
 class ThreeStepState(State):
@@ -142,6 +162,7 @@ class ThreeStep(TransitionSystem):
         self.skips_idle_phases = True
         """Whether a step on the CPU skips the operations of a phase no configuration is in
         (:meth:`_busy`); False in the :meth:`for_graphs` variant."""
+        self._columns: dict[torch.device, Tensor] = {}  # of legal(), per device
 
     def action_steps(self) -> list[int]:
         """The step (1, 2 or 3) each action belongs to, e.g. for one classifier per step as
@@ -173,9 +194,9 @@ class ThreeStep(TransitionSystem):
             heads=full(batch, words),
             labels=full(batch, words),
             reheaded=full(batch, words, fill=0),
-            valency=full(batch, 2, words),
-            prev=full(batch, 2, words),
-            tops=full(batch, 2, self.width),
+            valency=full(batch, words),
+            prev=full(batch, words),
+            tops=full(batch, self.width),
         )
         self._advance(state)
 
@@ -190,6 +211,10 @@ class ThreeStep(TransitionSystem):
         to3 = (s["step"] == STEP2) & (s["focus"] > n)
         s["step"] = torch.where(to3, STEP3, s["step"])
         s["focus"] = torch.where(to3, n, s["focus"])
+        # Step 3 starts with an empty θ.  ``prev`` needs no reset: a word's link is written
+        # by its own PutValency before any Dist of this pass reads it.
+        state.tables["valency"].masked_fill_(to3[:, None], -1)
+        state.tables["tops"].masked_fill_(to3[:, None], -1)
         done = (s["step"] == STEP3) & (s["focus"] < 1)
         s["step"] = torch.where(done, DONE, s["step"])
 
@@ -224,16 +249,15 @@ class ThreeStep(TransitionSystem):
         return variant
 
     # -- reading the valency passes ---------------------------------------------------------
-    def _pass_view(self, state: State) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-        """``(rows, pass index 0/1, focus clamped to a valid column, valency tops [B, L],
-        whether the configuration is in step 2 or 3)``."""
-        s = state.scalars
-        rows = torch.arange(state.batch_size, device=state.device)
-        passing = (s["step"] == STEP2) | (s["step"] == STEP3)
-        pass_index = (s["step"] == STEP3).long()
-        focus = s["focus"].clamp(0, state.tables["heads"].shape[1] - 1)
-        tops = state.tables["tops"][rows, pass_index]
-        return rows, pass_index, focus, tops, passing
+    def _pass_view(self, state: State) -> PassView:
+        """The focus word, θ and whether each configuration is in a valency pass."""
+        step = state.scalars["step"]
+        last_column = state.tables["heads"].shape[1] - 1
+        return PassView(
+            focus=state.scalars["focus"].clamp(0, last_column)[:, None],
+            tops=state.tables["tops"],
+            passing=(step == STEP2) | (step == STEP3),
+        )
 
     def valency_features(self, state: State) -> Tensor:
         """``[B, L]`` whether θ holds an unconsumed valency of each label (Table 6)."""
@@ -241,8 +265,8 @@ class ThreeStep(TransitionSystem):
             return torch.zeros(
                 (state.batch_size, self.width), dtype=torch.bool, device=state.device
             )
-        _, _, _, tops, passing = self._pass_view(state)
-        return (tops >= 0) & passing[:, None]
+        view = self._pass_view(state)
+        return (view.tops >= 0) & view.passing[:, None]
 
     def summary_features(self, state: State) -> Tensor:
         """:meth:`valency_features` as floats (``summary_size`` = the valency names)."""
@@ -250,27 +274,64 @@ class ThreeStep(TransitionSystem):
 
     # -- legality ---------------------------------------------------------------------------
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
+        legal, root_arc, _ = self._legality(state, per_label=False)
+        return legal, root_arc
+
+    def legal(self, state: State) -> Tensor:
+        """:meth:`transition_legal` spread over the actions, with Dist decided per label:
+        one gather from the table ``[legal, legal root arc, Dist-Left(l), Dist-Right(l)]``
+        (root-labelled Dist and PutValency never are: they build no root arc)."""
+        legal, root_arc, dist = self._legality(state, per_label=True)
+        step = state.scalars["step"]
+        # Without a root label any legal transition may build the root arc.
+        table = torch.cat(
+            [
+                legal if self.root_label_id < 0 else legal & ~root_arc,
+                legal & root_arc,
+                dist & (step == STEP2)[:, None],
+                dist & (step == STEP3)[:, None],
+            ],
+            1,
+        )
+        return table.gather(1, self._legal_columns(state.device).expand(state.batch_size, -1))
+
+    def _legal_columns(self, device: torch.device) -> Tensor:
+        """``[A]`` the column of :meth:`legal`'s table that each action reads."""
+        if device not in self._columns:
+            at, al, _, is_root = self.action_tensors(device)
+            count = len(self.transitions)
+            columns = at + count * is_root.long()
+            for block, transition in enumerate((DIST_LEFT, DIST_RIGHT)):
+                per_label = 2 * count + block * self.width + al.clamp(min=0)
+                columns = torch.where((at == transition) & ~is_root, per_label, columns)
+            self._columns[device] = columns
+        return self._columns[device]
+
+    def _legality(self, state: State, *, per_label: bool) -> tuple[Tensor, Tensor, Tensor]:
+        """``(legal [B, T], builds a root arc [B, T], Dist legal per label [B, L])``; the
+        last is all False unless ``per_label`` (it walks the ancestors)."""
         s = state.scalars
+        batch, device = state.batch_size, state.device
         in_step1, in_passes = self._busy(state)
         if in_step1:
             ae_legal, ae_root = self.step1.transition_legal(state)
             ae_legal = ae_legal & (s["step"] == STEP1)[:, None]
         else:
             ae_legal = ae_root = torch.zeros(
-                (state.batch_size, ARC_EAGER_TRANSITIONS), dtype=torch.bool, device=state.device
+                (batch, ARC_EAGER_TRANSITIONS), dtype=torch.bool, device=device
             )
         no = torch.zeros(
-            (state.batch_size, len(self.transitions) - ARC_EAGER_TRANSITIONS),
-            dtype=torch.bool,
-            device=state.device,
+            (batch, len(self.transitions) - ARC_EAGER_TRANSITIONS), dtype=torch.bool, device=device
         )
+        no_dist = torch.zeros((batch, self.width), dtype=torch.bool, device=device)
         if not in_passes:
-            return torch.cat([ae_legal, no], 1), torch.cat([ae_root, no], 1)
-        rows, pass_index, focus, tops, passing = self._pass_view(state)
-        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
-        put = passing & ~has_valency & (state.tables["reheaded"][rows, focus] == 0)
-        # Per-label Dist legality is applied in `legal`; here: some label may pair.
-        dist = passing & ~has_valency & (tops >= 0).any(1)
+            return torch.cat([ae_legal, no], 1), torch.cat([ae_root, no], 1), no_dist
+        view = self._pass_view(state)
+        # One valency per word and pass, and no Dist after it.
+        free = view.passing & (state.tables["valency"].gather(1, view.focus)[:, 0] < 0)
+        put = free & (state.tables["reheaded"].gather(1, view.focus)[:, 0] == 0)
+        pairable = (view.tops >= 0) & free[:, None]
+        dist = pairable.any(1)
         step2 = s["step"] == STEP2
         step3 = s["step"] == STEP3
         legal = torch.cat(
@@ -281,35 +342,22 @@ class ThreeStep(TransitionSystem):
             ],
             1,
         )
-        return legal, torch.cat([ae_root, no], 1)
+        per_label_dist = self._keeps_a_tree(state, view, pairable) if per_label else no_dist
+        return legal, torch.cat([ae_root, no], 1), per_label_dist
 
-    def dist_legal(self, state: State) -> Tensor:
-        """``[B, L]`` whether Dist with each label is legal: an unconsumed valency exists and
-        pairing it with the focus word keeps the structure a tree.  On the CPU the ancestors
-        are walked only in the configurations with a valency to pair: a pass mostly shifts,
-        and the walk costs O(n log n) per configuration."""
-        rows, pass_index, focus, tops, passing = self._pass_view(state)
-        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
-        ok = (tops >= 0) & (passing & ~has_valency)[:, None]
-        heads = state.tables["heads"]
+    def _keeps_a_tree(self, state: State, view: PassView, pairable: Tensor) -> Tensor:
+        """``[B, L]`` the labels of ``pairable`` whose Dist keeps the structure a tree: the
+        nearest valency word is neither the focus word nor one of its ancestors.  On the CPU
+        the ancestors are walked only in the configurations with a valency to pair: a pass
+        mostly shifts, and the walk costs O(n log n) per configuration."""
+        heads, focus = state.tables["heads"], view.focus[:, 0]
         if not self._reads_host(state):
-            return ok & ~is_ancestor(heads, tops, focus)
-        pairing = ok.any(1).nonzero().flatten()
+            return pairable & ~is_ancestor(heads, view.tops, focus)
+        pairing = pairable.any(1).nonzero().flatten()
         if pairing.numel():
-            ok[pairing] &= ~is_ancestor(heads[pairing], tops[pairing], focus[pairing])
-        return ok
-
-    def legal(self, state: State) -> Tensor:
-        mask = super().legal(state)
-        if not self._busy(state)[1]:
-            return mask
-        _, _, table, _ = self.action_tensors(state.device)
-        dist_ok = self.dist_legal(state)
-        columns = table[:, : self.width]
-        for transition in (DIST_LEFT, DIST_RIGHT):
-            actions = columns[transition]
-            mask[:, actions] = mask[:, actions] & dist_ok
-        return mask
+            pairable = pairable.clone()
+            pairable[pairing] &= ~is_ancestor(heads[pairing], view.tops[pairing], focus[pairing])
+        return pairable
 
     # -- transitions ------------------------------------------------------------------------
     def apply_transitions(
@@ -331,33 +379,25 @@ class ThreeStep(TransitionSystem):
     def _apply_passes(
         self, state: State, active: Tensor, transitions: Tensor, labels: Tensor
     ) -> None:
-        """The transitions of steps 2-3 (Tables 3-4) where ``active``."""
-        s = state.scalars
-        rows, pass_index, focus, tops, _ = self._pass_view(state)
-        label = labels.clamp(min=0)  # the single valency name when unlabeled
+        """The transitions of steps 2-3 (Tables 3-4) where ``active``; in place (``reorder``
+        gives every derived state its own copies of the tables)."""
+        s, tables = state.scalars, state.tables
+        view = self._pass_view(state)
+        label = labels.clamp(min=0)[:, None]  # the single valency name when unlabeled
         shift = active & ((transitions == LSHIFT) | (transitions == RSHIFT))
-        put = active & ((transitions == PUT_SW) | (transitions == PUT_SE))
-        dist = active & ((transitions == DIST_LEFT) | (transitions == DIST_RIGHT))
-        # In place: `reorder` gives every derived state its own copies of these arrays.
+        put = (active & ((transitions == PUT_SW) | (transitions == PUT_SE)))[:, None]
+        dist = (active & ((transitions == DIST_LEFT) | (transitions == DIST_RIGHT)))[:, None]
         # PutValency(l): push the focus word on label l's FA stack.
-        valency, prev = state.tables["valency"], state.tables["prev"]
-        top_l = tops.gather(1, label[:, None])[:, 0]
-        valency[rows, pass_index, focus] = torch.where(put, label, valency[rows, pass_index, focus])
-        prev[rows, pass_index, focus] = torch.where(put, top_l, prev[rows, pass_index, focus])
+        top_l = view.tops.gather(1, label)
+        write_where(tables["valency"], view.focus, put, label)
+        write_where(tables["prev"], view.focus, put, top_l)
         # Dist(l): pop the nearest unconsumed l valency and make the focus word its head.
         dependent = top_l.clamp(min=0)
-        below = prev[rows, pass_index, dependent]
-        state.tables["tops"][rows, pass_index, label] = torch.where(
-            put, focus, torch.where(dist, below, top_l)
-        )
-        heads, out_labels, reheaded = (
-            state.tables["heads"],
-            state.tables["labels"],
-            state.tables["reheaded"],
-        )
-        heads[rows, dependent] = torch.where(dist, focus, heads[rows, dependent])
-        out_labels[rows, dependent] = torch.where(dist, labels, out_labels[rows, dependent])
-        reheaded[rows, dependent] = torch.where(dist, 1, reheaded[rows, dependent])
+        below = tables["prev"].gather(1, dependent)
+        view.tops.scatter_(1, label, torch.where(put, view.focus, torch.where(dist, below, top_l)))
+        write_where(tables["heads"], dependent, dist, view.focus)
+        write_where(tables["labels"], dependent, dist, labels[:, None])
+        write_where(tables["reheaded"], dependent, dist, torch.ones_like(dependent))
         direction = torch.where(s["step"] == STEP2, 1, -1)
         s["focus"] = torch.where(shift, s["focus"] + direction, s["focus"])
 
@@ -370,12 +410,9 @@ class ThreeStep(TransitionSystem):
         if state.log is before or state.log is None:
             return
         dep, head, label = state.log.tensors
-        rows = torch.arange(state.batch_size, device=state.device)
-        built = dep >= 0
-        column = dep.clamp(min=0)
-        heads, out_labels = state.tables["heads"], state.tables["labels"]
-        heads[rows, column] = torch.where(built, head, heads[rows, column])
-        out_labels[rows, column] = torch.where(built, label, out_labels[rows, column])
+        built, column = (dep >= 0)[:, None], dep.clamp(min=0)[:, None]
+        write_where(state.tables["heads"], column, built, head[:, None])
+        write_where(state.tables["labels"], column, built, label[:, None])
 
     # -- features ---------------------------------------------------------------------------
     def features(self, state: State) -> Tensor:
@@ -391,18 +428,19 @@ class ThreeStep(TransitionSystem):
 
     def _pass_features(self, state: State) -> Tensor:
         """``[B, 3]`` the features of steps 2-3: ``focus``, ``focus_head``, ``theta0``."""
-        rows, _, focus, tops, passing = self._pass_view(state)
-        focus_head = state.tables["heads"][rows, focus]
+        view = self._pass_view(state)
+        focus_head = state.tables["heads"].gather(1, view.focus)
         # The most recent valency: the nearest to the focus in visiting order.
         left_to_right = state.scalars["step"] == STEP2
+        tops = view.tops
         latest = torch.where(
             left_to_right,
             tops.max(1).values,
             torch.where(tops >= 0, tops, state.tables["heads"].shape[1]).min(1).values,
         )
         latest = torch.where((tops >= 0).any(1), latest, -1)
-        passes = torch.stack([focus, focus_head, latest], 1)
-        return torch.where(passing[:, None], passes, -1)
+        passes = torch.cat([view.focus, focus_head, latest[:, None]], 1)
+        return torch.where(view.passing[:, None], passes, -1)
 
     # -- oracle -----------------------------------------------------------------------------
     def gold(self, trees: Sequence[tuple[Sequence[int], Sequence[str] | None]], device) -> Gold:
@@ -448,18 +486,18 @@ class ThreeStep(TransitionSystem):
         step1 = self.actions_for(ae_at[ae_action], ae_al[ae_action])
         # Steps 2-3: Dist for a label whose nearest valency belongs to an arc headed here,
         # else PutValency if the focus is a recovered dependent of this pass, else Shift.
-        rows, pass_index, focus, tops, _ = self._pass_view(state)
+        view = self._pass_view(state)
         step = s["step"]
-        candidate = tops.clamp(min=0)
+        candidate = view.tops.clamp(min=0)
         pairs = (
-            (tops >= 0)
-            & (gold.extra["np_head"].gather(1, candidate) == focus[:, None])
+            (view.tops >= 0)
+            & (gold.extra["np_head"].gather(1, candidate) == view.focus)
             & (gold.extra["np_step"].gather(1, candidate) == step[:, None])
         )
         dist_label = pairs.long().argmax(1)
-        has_valency = state.tables["valency"][rows, pass_index, focus] >= 0
-        put = (gold.extra["np_step"][rows, focus] == step) & ~has_valency
-        put_label = gold.labels[rows, focus]
+        has_valency = state.tables["valency"].gather(1, view.focus)[:, 0] >= 0
+        put = (gold.extra["np_step"].gather(1, view.focus)[:, 0] == step) & ~has_valency
+        put_label = gold.labels.gather(1, view.focus)[:, 0]
         step2 = step == STEP2
         transition = torch.where(
             pairs.any(1),
