@@ -21,7 +21,13 @@ epoch (reading, tree transforms, the oracle run, the model), reported apart.
     python -m benchmarks.epoch_cost [--treebank UD_Hungarian-Szeged] [--epochs 3]
         [--systems arc_eager three_step two_registers] [--device cpu|cuda] [--threads 1]
         [--model default|small] [--batch-tokens N] [--max-train-sentences N]
-        [--dynamic-oracle] [--data-root DIR] [--out PATH]
+        [--dynamic-oracle] [--rounds N] [--data-root DIR] [--out PATH]
+
+``--rounds N`` measures every system N times, one round after the other, and reports the
+median over rounds of each system's ratio to arc-eager *of the same round*: on a shared or
+noisy machine the speed drifts by more than the differences between systems over a few
+minutes, so a ratio is only meaningful between runs close in time.  The JSON keeps every
+round (``rounds`` of each system); its top-level figures are the medians.
 
 ``--dynamic-oracle`` adds a row ``SYSTEM+dynamic`` for each system that has a dynamic oracle,
 trained with ``trainer.oracle=dynamic`` (each batch parsed by the model within its step,
@@ -39,6 +45,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 # Before torch is imported, as train.py does: idle OpenMP threads sleep instead of spinning.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -151,6 +158,61 @@ def format_table(costs: Sequence[SystemCost]) -> str:
     return "\n".join(lines)
 
 
+def round_figures(costs: Sequence[SystemCost]) -> dict[str, dict[str, Any]]:
+    """Each system's run of one round with its means and its ratios to that round's arc-eager."""
+    base = next(c for c in costs if c.system == BASELINE)
+    return {
+        c.system: {
+            **asdict(c),
+            "train_mean": c.train,
+            "eval_mean": c.eval,
+            "epoch_mean": c.epoch,
+            "train_ratio_to_arc_eager": c.train / base.train,
+            "eval_ratio_to_arc_eager": c.eval / base.eval,
+            "epoch_ratio_to_arc_eager": c.epoch / base.epoch,
+        }
+        for c in costs
+    }
+
+
+MEDIAN_KEYS = (
+    "train_mean",
+    "eval_mean",
+    "epoch_mean",
+    "train_ratio_to_arc_eager",
+    "eval_ratio_to_arc_eager",
+    "epoch_ratio_to_arc_eager",
+)
+
+
+def summarise(rounds: Sequence[Sequence[SystemCost]]) -> dict[str, dict[str, Any]]:
+    """Per system: the first round's run, the medians over rounds of its means and ratios,
+    and every round (``rounds``); with one round, that round's figures."""
+    figures = [round_figures(costs) for costs in rounds]
+    summary = {}
+    for name, first in figures[0].items():
+        each = [round_[name] for round_ in figures]
+        summary[name] = {
+            **first,
+            **{key: statistics.median(r[key] for r in each) for key in MEDIAN_KEYS},
+            "rounds": each,
+        }
+    return summary
+
+
+def format_medians(rounds: Sequence[Sequence[SystemCost]]) -> str:
+    """Each system's epoch / arc-eager per round and their median."""
+    summary = summarise(rounds)
+    lines = [f"{'system':16s} {'epoch/AE by round':>24s} {'median':>7s} {'dev/AE median':>14s}"]
+    for name, figures in summary.items():
+        ratios = " ".join(f"{r['epoch_ratio_to_arc_eager']:.2f}" for r in figures["rounds"])
+        lines.append(
+            f"{name:16s} {ratios:>24s} {figures['epoch_ratio_to_arc_eager']:7.2f} "
+            f"{figures['eval_ratio_to_arc_eager']:14.2f}"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--treebank", default="UD_Hungarian-Szeged", help="UD treebank name")
@@ -175,11 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also train each system that has a dynamic oracle with trainer.oracle=dynamic "
         "(exploring from epoch 2: use --epochs 3 or more)",
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="measure every system N times (ratios: medians)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_JSON, help="JSON file to write")
     parser.add_argument("--verbose", action="store_true", help="the trainer's log on stderr")
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error("--epochs must be at least 1")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     logging.basicConfig(level=logging.INFO)
     if not args.verbose:
         logging.getLogger("neuralparse").setLevel(logging.ERROR)
@@ -191,14 +258,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     systems = list(dict.fromkeys([BASELINE, *args.systems]))  # arc-eager first: the ratios
-    costs: list[SystemCost] = []
     runs = [(name, "static") for name in systems]
     if args.dynamic_oracle:
         runs += [(name, "dynamic") for name in systems if SYSTEMS[name].has_dynamic_oracle]
-    for name, oracle in runs:
-        costs.append(measure(args, name, files, oracle))
-        print(format_table(costs[-1:]).split("\n", 1)[1], flush=True)
-    print(format_table(costs))
+    rounds: list[list[SystemCost]] = []
+    for number in range(1, args.rounds + 1):
+        costs: list[SystemCost] = []
+        for name, oracle in runs:
+            costs.append(measure(args, name, files, oracle))
+            print(format_table(costs[-1:]).split("\n", 1)[1], flush=True)
+        if args.rounds > 1:
+            print(f"round {number} of {args.rounds}")
+        print(format_table(costs))
+        rounds.append(costs)
+    if args.rounds > 1:
+        print(format_medians(rounds))
     env = describe_machine(resolve_device(args.device))
     means = f"means over epochs 2-{args.epochs}" if args.epochs > 1 else "one epoch"
     batch = args.batch_tokens or TrainerConfig.batch_tokens
@@ -206,7 +280,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.treebank}, model {args.model}, {batch} words per batch, "
         f"device {env['device']}, {env['threads']} threads; {means}"
     )
-    base = next(c for c in costs if c.system == BASELINE)
     result = {
         "treebank": args.treebank,
         "files": {split: str(path) for split, path in files.items()},
@@ -218,18 +291,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": args.seed,
         "environment": env,
         "mean_over": "epochs after the first" if args.epochs > 1 else "the one epoch",
-        "systems": {
-            c.system: {
-                **asdict(c),
-                "train_mean": c.train,
-                "eval_mean": c.eval,
-                "epoch_mean": c.epoch,
-                "train_ratio_to_arc_eager": c.train / base.train,
-                "eval_ratio_to_arc_eager": c.eval / base.eval,
-                "epoch_ratio_to_arc_eager": c.epoch / base.epoch,
-            }
-            for c in costs
-        },
+        "rounds": args.rounds,
+        "systems": summarise(rounds),
     }
     save_json(result, args.out)
     return 0

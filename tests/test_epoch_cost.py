@@ -64,3 +64,24 @@ def test_epoch_cost_adds_dynamic_oracle_rows(tmp_path: Path) -> None:
     # Swap has no dynamic oracle: only arc-eager gets a second row.
     assert list(systems) == ["arc_eager", "swap", "arc_eager+dynamic"]
     assert len(systems["arc_eager+dynamic"]["train_seconds"]) == 2
+
+
+def test_rounds_report_the_median_of_each_rounds_own_ratio() -> None:
+    def cost(system: str, train: float, dev: float) -> epoch_cost.SystemCost:
+        return epoch_cost.SystemCost(system, 0.0, [train], [dev], 5, [0.0], [1])
+
+    # The machine slows down between rounds: each ratio is taken within its round.
+    rounds = [
+        [cost("arc_eager", 1.0, 1.0), cost("three_step", 1.0, 2.0)],  # epoch ratio 1.5
+        [cost("arc_eager", 3.0, 3.0), cost("three_step", 3.0, 9.0)],  # 2.0
+        [cost("arc_eager", 2.0, 2.0), cost("three_step", 2.0, 2.0)],  # 1.0
+    ]
+    summary = epoch_cost.summarise(rounds)
+    three_step = summary["three_step"]
+    assert three_step["epoch_ratio_to_arc_eager"] == 1.5
+    assert three_step["eval_ratio_to_arc_eager"] == 2.0
+    assert three_step["epoch_mean"] == 4.0  # median of 3, 12, 4
+    assert [r["epoch_ratio_to_arc_eager"] for r in three_step["rounds"]] == [1.5, 2.0, 1.0]
+    assert three_step["train_seconds"] == [1.0]  # the first round's epochs
+    assert summary["arc_eager"]["epoch_ratio_to_arc_eager"] == 1.0
+    assert "1.50 2.00 1.00" in epoch_cost.format_medians(rounds)
