@@ -251,10 +251,11 @@ def test_step_operators_counts_trained_parsers_parses(
     argv = ["--checkpoint", *checkpoints, "--input", str(treebank / "test.conllu"), "--json"]
     assert step_operators.main(argv) == 0
     rows = {row["parser"]: row for row in json.loads(capsys.readouterr().out)["parsers"]}
-    # Three-step's GPU steps never skip a phase: more state operators, the same elsewhere.
+    # Three-step's GPU steps never skip a phase: more state operators.  Its CPU steps select
+    # the output rows of the steps under way: a few more scorer operators, less arithmetic.
     assert list(rows) == ["arc_eager", "three_step", "three_step, GPU steps"]
     cpu, gpu = rows["three_step"], rows["three_step, GPU steps"]
-    assert gpu["state"] > cpu["state"] and gpu["scorer"] == cpu["scorer"]
+    assert gpu["state"] > cpu["state"] and gpu["scorer"] < cpu["scorer"]
     assert gpu["encoder"] == cpu["encoder"] == rows["arc_eager"]["encoder"] > 0
     words = sum(len(s) for s in read_conllu(treebank / "test.conllu"))
     assert all(row["words"] == words and row["loop_steps"] > 0 for row in rows.values())

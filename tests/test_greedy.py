@@ -70,3 +70,29 @@ def test_greedy_follows_the_highest_legal_score() -> None:
             system.apply(state, best)
     replay_heads, replay_labels = system.heads_and_labels(state)
     assert torch.equal(replay_heads, heads) and torch.equal(replay_labels, labels)
+
+
+def test_scoring_only_the_actions_of_the_steps_under_way_changes_nothing() -> None:
+    """Three-step on the CPU scores only the actions of the steps some configuration is in;
+    its graph variant scores them all: the same trees, and the restriction did happen."""
+    _, encoded, system, model = _setup("three_step", count=40, seed=3)
+    restricted: list[int] = []
+    scored_actions = system.scored_actions
+
+    def counted(state):
+        scored = scored_actions(state)
+        if scored is not None:
+            legal = system.legal(state)
+            outside = torch.ones(system.num_actions, dtype=torch.bool)
+            outside[scored] = False
+            assert not bool(legal[:, outside].any())  # every legal action is scored
+            restricted.append(len(scored))
+        return scored
+
+    system.scored_actions = counted
+    for ids in (torch.arange(40), torch.arange(5, 9)):
+        batch = encoded.batch(ids)
+        expected = greedy_decode(model, system.for_graphs(), batch)
+        got = greedy_decode(model, system, batch)
+        assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+    assert restricted and min(restricted) < system.num_actions / 2

@@ -112,9 +112,14 @@ class ParserModel(nn.Module):
         return {name: best_tags(scores[:, 1:]) for name, scores in tag_scores.items()}
 
     def score(
-        self, table: TokenTable, sentence: Tensor, tokens: Tensor, summary: Tensor | None = None
+        self,
+        table: TokenTable,
+        sentence: Tensor,
+        tokens: Tensor,
+        summary: Tensor | None = None,
+        actions: Tensor | None = None,
     ) -> Tensor:
-        return self.scorer(table, sentence, tokens, summary)
+        return self.scorer(table, sentence, tokens, summary, actions)
 
     def forward(
         self, batch: ModelInput, configurations: Positions | Callable[[TokenTable], Positions]

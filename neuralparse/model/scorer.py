@@ -70,11 +70,16 @@ class Scorer(nn.Module):
         return TokenTable(rows, width)
 
     def forward(
-        self, table: TokenTable, sentence: Tensor, tokens: Tensor, summary: Tensor | None = None
+        self,
+        table: TokenTable,
+        sentence: Tensor,
+        tokens: Tensor,
+        summary: Tensor | None = None,
+        actions: Tensor | None = None,
     ) -> Tensor:
         """``[S, A]`` action scores for configurations of sentence ``sentence [S]`` with
         feature tokens ``tokens [S, F]`` (and summary features ``[S, E]`` when the scorer has
-        them)."""
+        them); ``[S, A']`` for the actions ``actions [A']`` alone when given."""
         index = table.flat_index(sentence, tokens)
         slots = torch.arange(self.n_features, device=index.device)
         # Gather-and-sum in one fused op (cheaper backward than indexing then summing).
@@ -85,8 +90,14 @@ class Scorer(nn.Module):
             if summary is None:
                 raise ValueError("this scorer needs the system's summary features")
             summed = summed + self.summary(summary)
-        hidden = torch.tanh(summed + self.bias)
-        return self.out(self.dropout(hidden))
+        hidden = self.dropout(torch.tanh(summed + self.bias))
+        if actions is None:
+            return self.out(hidden)
+        weight, bias = (
+            self.out.weight.index_select(0, actions),
+            self.out.bias.index_select(0, actions),
+        )
+        return F.linear(hidden, weight, bias)
 
 
 def mask_illegal(scores: Tensor, legal: Tensor) -> Tensor:

@@ -61,12 +61,16 @@ def greedy_step(
     with timer("state"):
         summary = summary_features(system, state) if model.n_summary else None
         features = system.features(state)
+        scored = system.scored_actions(state)
     with timer("scorer"):
-        scores = model.score(table, rows, features, summary)
+        scores = model.score(table, rows, features, summary, scored)
     with timer("state"):
         legal = system.legal(state)
+        if scored is not None:
+            legal = legal.index_select(1, scored)
     with timer("scorer"):
-        actions = mask_illegal(scores, legal).argmax(1)
+        best = mask_illegal(scores, legal).argmax(1)
+        actions = best if scored is None else scored[best]
     with timer("state"):
         system.apply(state, actions)
 

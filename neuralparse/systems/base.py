@@ -329,6 +329,14 @@ class TransitionSystem(ABC):
         self.apply_transitions(state, active, at[actions], al[actions])
         state.scalars["steps"] = state.scalars["steps"] + active.long()
 
+    def scored_actions(self, state: State) -> Tensor | None:
+        """The actions whose scores the greedy decoder needs in this step, ascending ids
+        ``[A']`` that include every legal action of every configuration, or None for all of
+        them (the default).  A system whose actions fall into phases (three-step's steps)
+        names those of the phases under way, so that the scorer's output layer computes only
+        their rows; the choice is the same, since an illegal action is never chosen."""
+        return None
+
     def for_graphs(self, *, beam: bool = False) -> TransitionSystem | None:
         """The system whose steps a CUDA graph records for greedy decoding (for beam search
         with ``beam``): this one when :attr:`graph_safe`, None when there is none.  A system

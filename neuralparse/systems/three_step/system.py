@@ -163,6 +163,7 @@ class ThreeStep(TransitionSystem):
         """Whether a step on the CPU skips the operations of a phase no configuration is in
         (:meth:`_busy`); False in the :meth:`for_graphs` variant."""
         self._columns: dict[torch.device, Tensor] = {}  # of legal(), per device
+        self._actions_of_steps: dict[tuple[torch.device, tuple[int, ...]], Tensor] = {}
 
     def action_steps(self) -> list[int]:
         """The step (1, 2 or 3) each action belongs to, e.g. for one classifier per step as
@@ -247,6 +248,23 @@ class ThreeStep(TransitionSystem):
         variant = copy.copy(self)
         variant.skips_idle_phases = False
         return variant
+
+    def scored_actions(self, state: State) -> Tensor | None:
+        """On the CPU, outside the :meth:`for_graphs` variant: the actions of the steps that
+        some configuration is in (each step has its own actions, as the paper has one
+        classifier per step, §4.3), so that a batch in one step scores a third of the
+        actions; None (all) when every step is under way or none is, and in the variant."""
+        if not self._reads_host(state):
+            return None
+        count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
+        steps = tuple(step for step in (STEP1, STEP2, STEP3) if count[step])
+        if len(steps) in (0, 3):  # all done (a fixed-length loop's extra steps), or all busy
+            return None
+        key = (state.device, steps)
+        if key not in self._actions_of_steps:
+            ids = [a for a, step in enumerate(self.action_steps()) if step in steps]
+            self._actions_of_steps[key] = torch.tensor(ids, dtype=torch.long, device=state.device)
+        return self._actions_of_steps[key]
 
     # -- reading the valency passes ---------------------------------------------------------
     def _pass_view(self, state: State) -> PassView:
