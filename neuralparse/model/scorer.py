@@ -93,11 +93,7 @@ class Scorer(nn.Module):
         hidden = self.dropout(torch.tanh(summed + self.bias))
         if actions is None:
             return self.out(hidden)
-        weight, bias = (
-            self.out.weight.index_select(0, actions),
-            self.out.bias.index_select(0, actions),
-        )
-        return F.linear(hidden, weight, bias)
+        return F.linear(hidden, self.out.weight[actions], self.out.bias[actions])
 
 
 def mask_illegal(scores: Tensor, legal: Tensor) -> Tensor:
