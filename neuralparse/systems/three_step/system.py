@@ -20,9 +20,10 @@ valency (First Available), only if the result stays a tree, and a word re-headed
 takes no valency in step 3.  A recovered arc replaces its dependent's anchor.
 
 Representation and cost.  θ is kept, per configuration, for the pass under way (each pass
-starts with an empty θ; step 3 never reads what step 2 left) as a word-indexed label array
-``valency`` plus, per label, the nearest unconsumed word ``tops[l]`` and a ``prev`` link to
-the next one: FA pairing is LIFO per label, so PutValency pushes and Dist pops in O(1), and
+starts with an empty θ): per label, the nearest unconsumed word ``tops[l]`` (cleared when
+step 3 starts: O(L), not O(n)) and a ``prev`` link to the next one, and per word the step in
+which it put its valency (``valency_step``, so that step 3 needs no reset of a word-indexed
+array): FA pairing is LIFO per label, so PutValency pushes and Dist pops in O(1), and
 "consumed" is implicit (popped).  The tree being corrected is a dense
 ``heads``/``labels`` array per configuration (written by step 1 from the arc log as arcs are
 built).  These word-indexed arrays are per-word tables (``State.tables``).  Two documented
@@ -195,7 +196,7 @@ class ThreeStep(TransitionSystem):
             heads=full(batch, words),
             labels=full(batch, words),
             reheaded=full(batch, words, fill=0),
-            valency=full(batch, words),
+            valency_step=full(batch, words, fill=0),
             prev=full(batch, words),
             tops=full(batch, self.width),
         )
@@ -212,9 +213,9 @@ class ThreeStep(TransitionSystem):
         to3 = (s["step"] == STEP2) & (s["focus"] > n)
         s["step"] = torch.where(to3, STEP3, s["step"])
         s["focus"] = torch.where(to3, n, s["focus"])
-        # Step 3 starts with an empty θ.  ``prev`` needs no reset: a word's link is written
-        # by its own PutValency before any Dist of this pass reads it.
-        state.tables["valency"].masked_fill_(to3[:, None], -1)
+        # Step 3 starts with an empty θ.  Only the per-label tops need clearing: a word's
+        # ``prev`` link is written by its own PutValency before any Dist of this pass reads
+        # it, and ``valency_step`` names the pass.
         state.tables["tops"].masked_fill_(to3[:, None], -1)
         done = (s["step"] == STEP3) & (s["focus"] < 1)
         s["step"] = torch.where(done, DONE, s["step"])
@@ -233,8 +234,14 @@ class ThreeStep(TransitionSystem):
         host wait for the device, and a CUDA graph records one program for every step."""
         if not self._reads_host(state):
             return True, True
+        steps = self._steps_under_way(state)
+        return STEP1 in steps, STEP2 in steps or STEP3 in steps
+
+    @staticmethod
+    def _steps_under_way(state: State) -> tuple[int, ...]:
+        """The steps (1-3) some configuration is in, read on the host."""
         count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
-        return count[STEP1] > 0, count[STEP2] + count[STEP3] > 0
+        return tuple(step for step in (STEP1, STEP2, STEP3) if count[step])
 
     def _reads_host(self, state: State) -> bool:
         """Whether a step may read values on the host to skip work: on the CPU, outside the
@@ -256,8 +263,7 @@ class ThreeStep(TransitionSystem):
         actions; None (all) when every step is under way or none is, and in the variant."""
         if not self._reads_host(state):
             return None
-        count = torch.bincount(state.scalars["step"], minlength=DONE + 1).tolist()
-        steps = tuple(step for step in (STEP1, STEP2, STEP3) if count[step])
+        steps = self._steps_under_way(state)
         if len(steps) in (0, 3):  # all done (a fixed-length loop's extra steps), or all busy
             return None
         key = (state.device, steps)
@@ -346,7 +352,8 @@ class ThreeStep(TransitionSystem):
             return torch.cat([ae_legal, no], 1), torch.cat([ae_root, no], 1), no_dist
         view = self._pass_view(state)
         # One valency per word and pass, and no Dist after it.
-        free = view.passing & (state.tables["valency"].gather(1, view.focus)[:, 0] < 0)
+        put_in = state.tables["valency_step"].gather(1, view.focus)[:, 0]
+        free = view.passing & (put_in != state.scalars["step"])
         put = free & (state.tables["reheaded"].gather(1, view.focus)[:, 0] == 0)
         pairable = (view.tops >= 0) & free[:, None]
         dist = pairable.any(1)
@@ -407,7 +414,7 @@ class ThreeStep(TransitionSystem):
         dist = (active & ((transitions == DIST_LEFT) | (transitions == DIST_RIGHT)))[:, None]
         # PutValency(l): push the focus word on label l's FA stack.
         top_l = view.tops.gather(1, label)
-        write_where(tables["valency"], view.focus, put, label)
+        write_where(tables["valency_step"], view.focus, put, s["step"][:, None])
         write_where(tables["prev"], view.focus, put, top_l)
         # Dist(l): pop the nearest unconsumed l valency and make the focus word its head.
         dependent = top_l.clamp(min=0)
@@ -513,7 +520,7 @@ class ThreeStep(TransitionSystem):
             & (gold.extra["np_step"].gather(1, candidate) == step[:, None])
         )
         dist_label = pairs.long().argmax(1)
-        has_valency = state.tables["valency"].gather(1, view.focus)[:, 0] >= 0
+        has_valency = state.tables["valency_step"].gather(1, view.focus)[:, 0] == step
         put = (gold.extra["np_step"].gather(1, view.focus)[:, 0] == step) & ~has_valency
         put_label = gold.labels.gather(1, view.focus)[:, 0]
         step2 = step == STEP2
