@@ -23,7 +23,7 @@ from neuralparse.model import (
     normalize_form,
 )
 from neuralparse.model.dropout import Dropout
-from neuralparse.model.encoder import CharBiLSTM
+from neuralparse.model.encoder import BiLSTM, CharBiLSTM
 from neuralparse.model.vocab import vocabularies_for
 from neuralparse.training.examples import pack_mask, unpack_mask
 from tests.parser_fixtures import make_corpus
@@ -207,6 +207,23 @@ def test_character_bilstm_groups_by_length_keep_every_row() -> None:
     torch.testing.assert_close(at_once, chars(words))
     chars(words).sum().backward()
     assert chars.embed.weight.grad is not None and chars.embed.weight.grad.abs().sum() > 0
+
+
+def test_sentence_bilstm_groups_by_length_keep_every_row() -> None:
+    """Without gradients, sentences of many lengths in shuffled order (more sentences than
+    length groups, and fewer), two layers: every word's vector is the one the whole padded
+    batch gives at once (what training and a GPU run), bit for bit."""
+    torch.manual_seed(0)
+    lstm = BiLSTM(input_dim=6, hidden=5, layers=2, dropout=0.0)
+    lengths = torch.randint(1, 12, (19,))
+    inputs = torch.randn(19, 12, 6)
+    for rows in (slice(None), slice(0, 3)):
+        with torch.inference_mode():
+            grouped = lstm(inputs[rows], lengths[rows])
+        at_once = lstm(inputs[rows], lengths[rows])
+        assert grouped.shape == at_once.shape == (len(lengths[rows]), 12, 10)
+        words = torch.arange(12)[None, :] < lengths[rows][:, None]
+        torch.testing.assert_close(grouped[words], at_once[words], atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("char_model", ["cnn", "bilstm"])
