@@ -790,12 +790,13 @@ class FakeGlibc:
 def test_allocator_settings_keep_what_the_user_set(monkeypatch: pytest.MonkeyPatch) -> None:
     libc = FakeGlibc()
     monkeypatch.setattr(memory, "_glibc", lambda: libc)
-    for variable in (memory.SWITCH, memory.ONEDNN_CACHE, *memory._MALLOPT.values()):
+    heap_variables = [variable for variable, _ in memory._MALLOPT.values()]
+    for variable in (memory.SWITCH, memory.ONEDNN_CACHE, *heap_variables):
         monkeypatch.delenv(variable, raising=False)
     memory.bound_primitive_cache()
     memory.bound_native_heap()
     assert os.environ[memory.ONEDNN_CACHE] == "0"
-    assert libc.calls == [(-3, 128 * 1024), (-1, 128 * 1024)]  # M_MMAP_ and M_TRIM_THRESHOLD
+    assert libc.calls == [(-3, 32 * 2**20), (-1, 128 * 1024)]  # M_MMAP_ and M_TRIM_THRESHOLD
     libc.calls.clear()
     monkeypatch.setenv(memory.ONEDNN_CACHE, "1024")
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
