@@ -118,6 +118,25 @@ def test_encoder_shapes_and_padding_invariance(tag_input: str, char_model: str) 
             )
 
 
+@pytest.mark.parametrize("char_model", ["cnn", "bilstm"])
+def test_character_vectors_computed_once_per_corpus_give_the_same_encoding(
+    char_model: str,
+) -> None:
+    """Batches that carry the corpus's character vectors (prediction computes them once per
+    chunk) encode exactly as batches that carry their own forms' characters."""
+    model, encoded = _model(config=dataclasses.replace(SMALL, char_model=char_model))
+    with torch.inference_mode():
+        vectors = model.char_vectors(encoded, torch.device("cpu"))
+        assert vectors is not None and vectors.shape == (len(encoded.char_table), SMALL.char_out)
+        for ids in (torch.tensor([0, 3, 5]), torch.tensor([7, 1]), torch.arange(len(encoded))):
+            own, given = encoded.batch(ids), encoded.batch(ids, vectors)
+            assert given.chars is None and own.chars is not None
+            torch.testing.assert_close(model.encoder(given)[0], model.encoder(own)[0])
+    without_chars = dataclasses.replace(SMALL, use_chars=False)
+    model, encoded = _model(config=without_chars)
+    assert model.char_vectors(encoded, torch.device("cpu")) is None
+
+
 @pytest.mark.parametrize("tag_input", TAG_INPUTS)
 def test_only_the_gold_tag_model_reads_the_input_tags(tag_input: str) -> None:
     model, encoded = _model(config=dataclasses.replace(SMALL, tag_input=tag_input))

@@ -309,9 +309,10 @@ class Encoder(nn.Module):
                 raise ValueError("the model reads contextual features but the batch has none")
             parts.append(self.contextual_projection(batch.contextual.float()))
         if self.chars is not None:
-            if batch.chars is None or batch.form_ids is None:
+            if batch.form_ids is None or (batch.chars is None and batch.char_vectors is None):
                 raise ValueError("the model uses characters but the batch has none")
-            parts.append(self.chars(batch.chars)[batch.form_ids])
+            vectors = batch.char_vectors
+            parts.append((self.chars(batch.chars) if vectors is None else vectors)[batch.form_ids])
         for embed, values, name in (
             (self.upos, batch.upos, "UPOS"),
             (self.xpos, batch.xpos, "XPOS"),

@@ -51,12 +51,16 @@ class ModelInput(WordColumns):
 
     ``chars [U, C]`` holds the characters of the ``U`` distinct forms of the batch and
     ``form_ids [B, T]`` points each word at its row (padding points anywhere; it is masked).
+    A batch may instead carry its forms' character vectors, computed beforehand for a whole
+    corpus (``char_vectors [U', char_out]``, :meth:`EncodedCorpus.batch`): ``form_ids`` then
+    point at its rows and ``chars`` is None.
     """
 
     lengths: Tensor
     words: Tensor
     form_ids: Tensor | None
     chars: Tensor | None
+    char_vectors: Tensor | None = None
 
     def to(self, device: torch.device) -> ModelInput:
         return ModelInput(
@@ -156,8 +160,11 @@ class EncodedCorpus(WordColumns):
     def __len__(self) -> int:
         return self.lengths.shape[0]
 
-    def batch(self, ids: Tensor) -> ModelInput:
-        """The padded batch of sentences ``ids`` (a long tensor), by indexing only."""
+    def batch(self, ids: Tensor, char_vectors: Tensor | None = None) -> ModelInput:
+        """The padded batch of sentences ``ids`` (a long tensor), by indexing only.  With
+        ``char_vectors``, the character vectors of every row of ``char_table`` (prediction
+        computes them once per corpus, so that a form recurring in many batches is encoded
+        once), the batch carries them instead of its forms' characters."""
         lengths = self.lengths[ids]
         width = int(lengths.max().item()) if len(ids) else 0
         offsets = torch.arange(width)
@@ -172,7 +179,9 @@ class EncodedCorpus(WordColumns):
             return torch.where(mask, gathered, PAD_INDEX)
 
         form_ids = chars = None
-        if self.form_ids is not None and self.char_table is not None:
+        if self.form_ids is not None and char_vectors is not None:
+            form_ids = self.form_ids[flat]
+        elif self.form_ids is not None and self.char_table is not None:
             distinct, inverse = torch.unique(self.form_ids[flat], return_inverse=True)
             form_ids, chars = inverse, self.char_table[distinct]
         return ModelInput(
@@ -180,6 +189,7 @@ class EncodedCorpus(WordColumns):
             words=take(self.words),
             form_ids=form_ids,
             chars=chars,
+            char_vectors=char_vectors,
             upos=take(self.upos),
             xpos=take(self.xpos),
             feats=take(self.feats),

@@ -7,11 +7,12 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, NamedTuple
 
+import torch
 from torch import Tensor, nn
 
 from neuralparse.config import ModelConfig
 from neuralparse.model.encoder import Encoder, best_tags
-from neuralparse.model.inputs import ModelInput
+from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.scorer import Scorer, TokenTable
 from neuralparse.model.vocab import Vocabularies
 from neuralparse.systems import State, TransitionSystem
@@ -96,6 +97,13 @@ class ParserModel(nn.Module):
     def reads_gold_tags(self) -> bool:
         """Whether the model reads the input's tag columns (a gold-tag model)."""
         return self.config.reads_gold_tags
+
+    def char_vectors(self, corpus: EncodedCorpus, device: torch.device) -> Tensor | None:
+        """``[U, char_out]`` the character vectors of the ``U`` distinct forms of ``corpus``
+        on ``device``, for :meth:`EncodedCorpus.batch` (None without a character model)."""
+        if self.encoder.chars is None or corpus.char_table is None:
+            return None
+        return self.encoder.chars(corpus.char_table.to(device))
 
     def encode(self, batch: ModelInput) -> TokenTable:
         return self.encode_and_tag(batch)[0]

@@ -115,6 +115,8 @@ def decode_chunk(
     labels = torch.empty_like(heads)
     tags = {column: torch.empty_like(heads) for column in tag_columns}
     graphs = graphs if graphs is not None else GraphCache()
+    with torch.inference_mode():
+        char_vectors = parser.model.char_vectors(corpus, device)
     for ids in batches_by_length(corpus.lengths, options):
         lengths = corpus.lengths[ids]
         # Where each word of the batch goes: index tensors, not boolean masks, because masked
@@ -123,7 +125,7 @@ def decode_chunk(
         rows, offsets = inside.nonzero(as_tuple=True)
         positions = to_device(corpus.starts[ids][rows] + offsets, device)
         rows, offsets = to_device(rows, device), to_device(offsets, device)
-        batch = batch_to_device(corpus.batch(ids), device)
+        batch = batch_to_device(corpus.batch(ids, char_vectors), device)
         found_heads, found_labels, found_tags = decode(parser, batch, options, graphs)
         heads[positions] = found_heads[rows, offsets + 1]  # column 0 is the root
         labels[positions] = found_labels[rows, offsets + 1]

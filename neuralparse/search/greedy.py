@@ -162,8 +162,9 @@ def parse_corpus_with_tags(
     model.eval()
     results: list[CorpusParse | None] = [None] * len(corpus)
     try:
+        char_vectors = model.char_vectors(corpus, device)
         for ids in token_batches(corpus.lengths, batch_tokens, shuffle=False):
-            batch = batch_to_device(corpus.batch(ids), device)
+            batch = batch_to_device(corpus.batch(ids, char_vectors), device)
             table, tag_scores = model.encode_and_tag(batch)
             heads, labels = decode(batch, table)
             heads, labels = heads.cpu().tolist(), labels.cpu().tolist()
