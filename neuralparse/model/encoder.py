@@ -62,7 +62,8 @@ def in_length_groups(
 ) -> Tensor:
     """``run(inputs, lengths)`` computed in :data:`LENGTH_GROUPS` groups of rows of similar
     length, each cut to its longest row, and put back in the rows' order; a result with a
-    position axis is padded back to ``inputs``' width with zeros.
+    position axis is padded back to ``inputs``' width with zeros.  ``inputs`` has at least one
+    row.
 
     ``run`` must give each row a result that does not depend on the padding after it (an LSTM
     reading left to right, or reading each row reversed within its length), so this only
