@@ -15,10 +15,12 @@ from benchmarks import (
     identical_outputs,
     io_steps,
     length_scaling,
+    predict_settings,
     step_operators,
     throughput,
     transition_cost,
 )
+from benchmarks.common import untrained_checkpoint
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
@@ -274,3 +276,27 @@ def test_step_operators_counts_each_part_of_a_greedy_step(capsys) -> None:
     table = capsys.readouterr().out
     assert table.splitlines()[1].startswith("arc_eager") and "1.00" in table  # the baseline
     assert "swap" in table
+
+
+def test_predict_settings_alternates_the_settings_and_compares_medians(tmp_path: Path) -> None:
+    corpus = make_corpus(20, seed=3)
+    source = write_corpus(tmp_path / "input.conllu", corpus)
+    checkpoint = untrained_checkpoint(source, tmp_path / "untrained.pt")
+    out = tmp_path / "settings.json"
+    settings = ["default", "NEURALPARSE_MEMORY_TUNING=0 OMP_WAIT_POLICY=PASSIVE"]
+    assert predict_settings.main(["--settings", *settings, "--rounds", "2", "--threads", "1",
+                                  "--input", str(source), "--checkpoint", str(checkpoint),
+                                  "--json-out", str(out)]) == 0  # fmt: skip
+    rows = json.loads(out.read_text())["rows"]
+    assert [(row["busy"], row["setting"]) for row in rows] == [(0, s) for s in settings]
+    assert rows[0]["time_vs_first"] == 1.0
+    words = sum(len(s) for s in corpus)
+    for row in rows:
+        assert len(row["runs"]) == 2 and all(run["words"] == words for run in row["runs"])
+        assert row["min_seconds"] <= row["median_seconds"] <= row["max_seconds"]
+    assert predict_settings.parse_setting(settings[1]) == {
+        "NEURALPARSE_MEMORY_TUNING": "0",
+        "OMP_WAIT_POLICY": "PASSIVE",
+    }
+    with pytest.raises(SystemExit, match="neither"):
+        predict_settings.parse_setting("PASSIVE")
