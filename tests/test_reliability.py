@@ -31,7 +31,7 @@ from neuralparse.io import ReadReport, Sentence, detect_format, parse_conllu_tex
 from neuralparse.oracle import main as oracle_main
 from neuralparse.prediction import open_output, open_sentences, predict_file
 from neuralparse.runtime import checkpoint as checkpoint_module
-from neuralparse.runtime import memory
+from neuralparse.runtime import memory, openmp
 from neuralparse.runtime.checkpoint import CheckpointError, load_parser, save_checkpoint
 from neuralparse.runtime.cli import USER_ERROR
 from neuralparse.runtime.devices import resolve_device, set_threads
@@ -809,6 +809,43 @@ def test_allocator_settings_keep_what_the_user_set(monkeypatch: pytest.MonkeyPat
     memory.bound_primitive_cache()
     memory.bound_native_heap()
     assert memory.ONEDNN_CACHE not in os.environ and libc.calls == []
+
+
+@pytest.mark.parametrize(
+    ("device", "world_size", "gpu_driver", "policy"),
+    [
+        ("cpu", "1", True, None),  # one process on free cores: OpenMP's default waiting
+        ("auto", "1", False, None),  # no GPU driver: auto parses on the CPU
+        ("auto", "1", True, "PASSIVE"),  # worker processes share the cores with the GPU run
+        ("cuda:0", "1", False, "PASSIVE"),
+        ("cpu", "2", False, "PASSIVE"),  # torchrun ranks share the cores
+    ],
+)
+def test_openmp_threads_sleep_only_where_the_cores_are_shared(
+    monkeypatch: pytest.MonkeyPatch, device: str, world_size: str, gpu_driver: bool, policy: str
+) -> None:
+    monkeypatch.setattr(openmp, "gpu_driver_present", lambda: gpu_driver)
+    monkeypatch.setenv("WORLD_SIZE", world_size)
+    for variable in (openmp.WAIT_POLICY, openmp.SPIN_COUNT):
+        monkeypatch.delenv(variable, raising=False)
+    openmp.choose_waiting(device)
+    assert os.environ.get(openmp.WAIT_POLICY) == policy
+    for variable, value in ((openmp.WAIT_POLICY, "ACTIVE"), (openmp.SPIN_COUNT, "1000")):
+        monkeypatch.delenv(openmp.WAIT_POLICY, raising=False)
+        monkeypatch.setenv(variable, value)  # the user's choice is kept
+        openmp.choose_waiting(device)
+        assert os.environ.get(openmp.WAIT_POLICY) == (
+            value if variable == openmp.WAIT_POLICY else None
+        )
+
+
+def test_predict_command_loads_torch_only_after_choosing_how_openmp_waits() -> None:
+    # OpenMP reads its variables once, when torch loads it: importing the command must not.
+    code = (
+        "import sys, neuralparse.__main__, neuralparse.commands.predict; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_memory_benchmark_writes_its_table_and_json(tmp_path: Path) -> None:

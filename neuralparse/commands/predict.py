@@ -28,9 +28,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-
-# Before torch is imported: idle OpenMP threads sleep instead of spinning (see train.py).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +38,7 @@ from omegaconf import MISSING, DictConfig
 from neuralparse.config import SearchConfig, check_known_keys
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
 from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
+from neuralparse.runtime.openmp import choose_waiting
 
 # Before torch is imported (in main): resident memory bounded by the chunk size, not by the
 # length of the input (neuralparse.runtime.memory).
@@ -118,6 +116,7 @@ def main(cfg: DictConfig) -> None:
         level=logging.INFO, stream=sys.stderr, format="[%(asctime)s][%(name)s] %(message)s"
     )
     exit_on_sigterm()
+    choose_waiting(str(cfg.device))  # before torch loads OpenMP
     import torch
 
     from neuralparse.prediction import predict_file
