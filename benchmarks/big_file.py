@@ -50,8 +50,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# Before torch is imported: idle OpenMP threads sleep instead of spinning (as in predict.py).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
 from benchmarks.common import (
@@ -64,6 +62,7 @@ from benchmarks.common import (
 from neuralparse.prediction import PredictOptions, predict_file
 from neuralparse.runtime.checkpoint import load_parser
 from neuralparse.runtime.devices import describe_machine, resolve_device
+from neuralparse.runtime.openmp import choose_waiting
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "big_file.json"
 POLL_SECONDS = 0.1
@@ -168,8 +167,10 @@ def measure(spec: dict[str, object]) -> tuple[dict[str, float], dict[str, float]
     marker = Path(str(spec["marker"]))
     marker.unlink(missing_ok=True)
     with tempfile.TemporaryFile() as output, tempfile.TemporaryFile() as errors:
+        env = dict(os.environ)
+        choose_waiting(str(spec["device"]), env)  # OpenMP's waiting as predict.py's
         process = subprocess.Popen(
-            [*CHILD, json.dumps(spec)], cwd=ROOT, stdout=output, stderr=errors
+            [*CHILD, json.dumps(spec)], cwd=ROOT, env=env, stdout=output, stderr=errors
         )
         peaks = dict.fromkeys(("main", "rss", "pss", "hwm"), 0)
         while process.poll() is None:

@@ -32,6 +32,7 @@ give.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, MutableMapping
 
 WAIT_POLICY = "OMP_WAIT_POLICY"
 SPIN_COUNT = "GOMP_SPINCOUNT"
@@ -44,20 +45,22 @@ def gpu_driver_present() -> bool:
     return any(os.path.exists(path) for path in GPU_DRIVER_FILES)
 
 
-def shares_the_cores(device: str) -> bool:
+def shares_the_cores(device: str, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether ``predict.py`` with ``device`` runs beside processes of its own: several
-    ``torchrun`` ranks, or a GPU run (``cuda``, or ``auto`` where a GPU driver is loaded)."""
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+    ``torchrun`` ranks (``WORLD_SIZE``), or a GPU run (``cuda``, or ``auto`` where a GPU
+    driver is loaded)."""
+    if int(environ.get("WORLD_SIZE", "1")) > 1:
         return True
     if device == "auto":
         return gpu_driver_present()
     return device != "cpu"
 
 
-def choose_waiting(device: str) -> None:
-    """Set ``OMP_WAIT_POLICY=PASSIVE`` when :func:`shares_the_cores`, unless the user chose
-    how OpenMP waits; must run before torch is imported (see the module docstring)."""
-    if WAIT_POLICY in os.environ or SPIN_COUNT in os.environ:
+def choose_waiting(device: str, environ: MutableMapping[str, str] = os.environ) -> None:
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` in ``environ`` (this process's environment, or that of
+    a process about to start) when :func:`shares_the_cores`, unless the user chose how OpenMP
+    waits; in this process it must run before torch is imported (see the module docstring)."""
+    if WAIT_POLICY in environ or SPIN_COUNT in environ:
         return
-    if shares_the_cores(device):
-        os.environ[WAIT_POLICY] = "PASSIVE"
+    if shares_the_cores(device, environ):
+        environ[WAIT_POLICY] = "PASSIVE"
