@@ -44,11 +44,16 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-# Before torch is imported, as train.py does: idle OpenMP threads sleep instead of spinning.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from neuralparse.runtime.openmp import WAIT_POLICY, shares_the_cores
+
+# Before torch is imported: OpenMP threads wait as train.py's would on the device asked for
+# (neuralparse.runtime.openmp), which is why --device is looked up here already.
+if shares_the_cores(next((b for a, b in pairwise(sys.argv) if a == "--device"), "cpu")):
+    os.environ.setdefault(WAIT_POLICY, "PASSIVE")
 from omegaconf import OmegaConf
 
 from benchmarks.common import ROOT, save_json

@@ -236,10 +236,12 @@ class TrainerConfig:
     for training to end)."""
     threads: int | None = 1
     """torch intra-op threads (None: torch's default, all cores).  One thread is the default:
-    the step is made of many small operations that gain little from a second thread, and
-    measured on the 2-core machine with other work running, 2 threads were 8x slower than 1
-    (OpenMP threads spin while the other one is descheduled; train.py sets
-    OMP_WAIT_POLICY=PASSIVE to soften that when more threads are asked for)."""
+    it is safe on a machine that other programs use, and a run's arithmetic does not depend on
+    the machine's core count.  On free cores 2 threads train an epoch about 1.5 times faster
+    (train.py leaves OpenMP's threads spinning between parallel regions on the CPU,
+    :mod:`neuralparse.runtime.openmp`); with one busy process beside them they took 2.3 times
+    one thread's time, and there ``OMP_WAIT_POLICY=PASSIVE`` brings them back to about one
+    thread's."""
     device: str = "auto"
     """auto (CUDA when available, as predict.py and Parser.load), cpu, cuda or cuda:N."""
     max_time_minutes: float | None = None

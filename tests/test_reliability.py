@@ -839,11 +839,11 @@ def test_openmp_threads_sleep_only_where_the_cores_are_shared(
         )
 
 
-def test_predict_command_loads_torch_only_after_choosing_how_openmp_waits() -> None:
-    # OpenMP reads its variables once, when torch loads it: importing the command must not.
+def test_commands_load_torch_only_after_choosing_how_openmp_waits() -> None:
+    # OpenMP reads its variables once, when torch loads it: importing the commands must not.
     code = (
-        "import sys, neuralparse.__main__, neuralparse.commands.predict; "
-        "assert 'torch' not in sys.modules, 'torch imported'"
+        "import sys, neuralparse.__main__, neuralparse.commands.predict, "
+        "neuralparse.commands.train; assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -18,10 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-
-# Before torch is imported: idle OpenMP threads sleep instead of spinning, which otherwise
-# makes multi-threaded CPU training collapse when the cores are shared (see TrainerConfig).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from pathlib import Path
 
 import hydra
@@ -30,10 +26,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from neuralparse.config import TrainConfig, check_known_keys, register_configs
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
+from neuralparse.runtime.openmp import choose_waiting
 
 
 @hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
+    choose_waiting(str(cfg.trainer.device))  # before torch loads OpenMP (TrainerConfig.threads)
     from neuralparse.training.corpus_study import corpus_study
     from neuralparse.training.trainer import check_output_dir, train
 

@@ -1,32 +1,33 @@
-"""How torch's OpenMP threads wait between parallel regions in ``predict.py``.
+"""How torch's OpenMP threads wait between parallel regions in ``predict.py`` and ``train.py``.
 
 On the CPU, torch runs its larger operators (the BiLSTMs' steps, the scorer's projection, the
-greedy step's bigger tensors) on its OpenMP threads, and a parse is thousands of short
-parallel regions.  Between two regions a thread either spins for a while (OpenMP's default;
-GNU libgomp spins about 300,000 times) or, with ``OMP_WAIT_POLICY=PASSIVE``, goes to sleep
-at once and must be woken for the next region.
+greedy step's bigger tensors, their gradients) on its OpenMP threads, and a parse or a
+training epoch is thousands of short parallel regions.  Between two regions a thread either
+spins for a while (OpenMP's default; GNU libgomp spins about 300,000 times) or, with
+``OMP_WAIT_POLICY=PASSIVE``, goes to sleep at once and must be woken for the next region.
 
-Which is better depends on whether the cores are free:
+Which is better depends on whether the cores are free (2-core machine, English-EWT, the
+default model; ``benchmarks.predict_settings`` and ``benchmarks.epoch_cost``):
 
-- **Free cores, one process** (the usual ``predict.py`` on the CPU): waking sleeping threads
-  for every region costs about a sixth of the parse.  ``predict.py`` on English-EWT test
-  (untrained default model, 2 threads, 2-core machine, six alternations): 1.93 s median with
-  ``PASSIVE`` against 1.60 s with OpenMP's default; a second thread made the encoder 1.5
-  times faster with the default and barely faster with ``PASSIVE``.
+- **Free cores, one process**: waking sleeping threads for every region costs a quarter of
+  ``predict.py``'s time on EWT test with 2 threads (median 1.99 s with ``PASSIVE`` against
+  1.50 s).  Training suffers more: with ``PASSIVE`` a second thread made a training epoch
+  *slower* than one thread (11.2-13.5 s against 8.0-8.7 s on 3,000 sentences), with the
+  default it made it 1.5 times faster (5.4-5.8 s).
 - **Cores shared with other busy processes**: a thread that spins while the thread it waits
-  for is descheduled wastes the core that thread needs.  The same run with one CPU-bound
-  process beside it: 2.5 s with ``PASSIVE``, 5.2-5.7 s with the default.  Training's many
-  small operators collapse the same way (:class:`~neuralparse.config.TrainerConfig`'s
-  ``threads``), which is why ``train.py`` always sets ``PASSIVE``.
+  for has lost its core wastes the core that thread needs.  With one CPU-bound process
+  beside them, ``predict.py`` took 4.8 s with the default against 2.4 s with ``PASSIVE``,
+  and a 2-thread training epoch 20.7 s against 10.2 s (one thread: 9.0 s).
 
-So :func:`choose_waiting` keeps OpenMP's default where ``predict.py`` parses on the CPU in
-a single process and sets ``PASSIVE`` where it shares the machine with processes of its own:
-several ``torchrun`` ranks, or a GPU run, whose worker processes read and write on the CPU
+So :func:`choose_waiting` keeps OpenMP's default where the application runs on the CPU in a
+single process and sets ``PASSIVE`` where it shares the machine with processes of its own:
+several ``torchrun`` ranks, or a GPU run, whose prediction workers read and write on the CPU
 cores (:mod:`neuralparse.pipeline`).  Whether ``device=auto`` will find a GPU is judged
 before torch is imported (OpenMP reads these variables once, when torch loads it), from the
 GPU drivers' files.  A user's ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is always kept: on a
-machine whose cores other programs keep busy, ``OMP_WAIT_POLICY=PASSIVE`` is the setting to
-give.
+machine whose cores other programs keep busy, ``OMP_WAIT_POLICY=PASSIVE`` (or one thread) is
+the setting to give.  Training uses one thread by default
+(:class:`~neuralparse.config.TrainerConfig`), where none of this matters.
 """
 
 from __future__ import annotations
