@@ -47,9 +47,10 @@ def gpu_driver_present() -> bool:
 
 
 def shares_the_cores(device: str, environ: Mapping[str, str] = os.environ) -> bool:
-    """Whether ``predict.py`` with ``device`` runs beside processes of its own: several
-    ``torchrun`` ranks (``WORLD_SIZE``), or a GPU run (``cuda``, or ``auto`` where a GPU
-    driver is loaded)."""
+    """Whether ``predict.py`` or ``train.py`` on ``device`` runs beside processes of its own:
+    several ``torchrun`` ranks (``WORLD_SIZE``), or a GPU run (``cuda``, or ``auto`` where a
+    GPU driver is loaded; there ``PASSIVE`` stays as it was, nothing having been measured on
+    a GPU yet)."""
     if int(environ.get("WORLD_SIZE", "1")) > 1:
         return True
     if device == "auto":
