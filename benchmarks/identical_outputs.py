@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import json
 import logging
-import os
 import platform
 import shlex
 import subprocess
@@ -297,5 +296,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     sys.exit(main())
