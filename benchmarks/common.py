@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -165,6 +166,18 @@ def untrained_parser(
     torch.manual_seed(0)
     model = ParserModel.for_system(vocabs, config, system).to(device).eval()
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
+
+
+def predict_command(
+    checkpoint: Path, source: Path, output: Path, threads: int, *options: str
+) -> list[str]:
+    """The command line of ``predict.py`` parsing ``source`` into ``output`` on the CPU with
+    ``threads`` torch threads and no progress bar, plus ``options`` (``key=value``)."""
+    return [
+        sys.executable, str(ROOT / "predict.py"), f"checkpoint={checkpoint}",
+        f"input={source}", f"output={output}", "device=cpu", "progress=false",
+        f"threads={threads}", *options,
+    ]  # fmt: skip
 
 
 def untrained_checkpoint(vocab_source: Path, path: Path, system: str = "arc_eager") -> Path:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -36,7 +35,14 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import ROOT, save_json, shared_split, untrained_checkpoint, write_blanked
+from benchmarks.common import (
+    ROOT,
+    predict_command,
+    save_json,
+    shared_split,
+    untrained_checkpoint,
+    write_blanked,
+)
 from neuralparse.runtime.devices import describe_machine
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "memory.json"
@@ -148,11 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for count in sorted(args.sentences):
             path = workdir / "input.conllu"
             words = write_blanked(source, path, count, evenly=True)
-            command = [
-                sys.executable, str(ROOT / "predict.py"), f"checkpoint={checkpoint}",
-                f"input={path}", f"output={workdir / 'parsed.conllu'}", "device=cpu",
-                "progress=false", f"threads={args.threads}", f"chunk_size={args.chunk_size}",
-            ]  # fmt: skip
+            command = predict_command(
+                checkpoint, path, workdir / "parsed.conllu", args.threads,
+                f"chunk_size={args.chunk_size}",
+            )  # fmt: skip
             runs.append(Run(count, words, *measure(command, env)))
             print(format_table(runs[-1:]).split("\n", 1)[1], flush=True)
             path.unlink()

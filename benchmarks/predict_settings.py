@@ -35,7 +35,14 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import ROOT, save_json, shared_split, untrained_checkpoint, write_blanked
+from benchmarks.common import (
+    ROOT,
+    predict_command,
+    save_json,
+    shared_split,
+    untrained_checkpoint,
+    write_blanked,
+)
 from neuralparse.io import read_conllu
 from neuralparse.runtime.devices import describe_machine
 
@@ -130,11 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoint = args.checkpoint or untrained_checkpoint(
             shared_split("UD_English-EWT", "train"), workdir / "untrained.pt"
         )
-        command = [
-            sys.executable, str(ROOT / "predict.py"), f"checkpoint={checkpoint}",
-            f"input={source}", f"output={workdir / 'parsed.conllu'}", "device=cpu",
-            "progress=false", f"threads={args.threads}",
-        ]  # fmt: skip
+        command = predict_command(checkpoint, source, workdir / "parsed.conllu", args.threads)
         for busy in args.busy:
             runs: dict[str, list[dict[str, float]]] = {text: [] for text in settings}
             with busy_processes(busy):
