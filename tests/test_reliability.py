@@ -330,6 +330,36 @@ def test_save_checkpoint_uses_a_unique_temporary_file(
     assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]
 
 
+@pytest.mark.parametrize(
+    ("signum", "raised"), [(signal.SIGTERM, SystemExit), (signal.SIGINT, KeyboardInterrupt)]
+)
+def test_a_signal_during_save_checkpoint_waits_for_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int, raised: type[BaseException]
+) -> None:
+    # Unwound half-way, torch.save's zip writer raised a second error that hid the
+    # interruption: a killed train.py ended with a traceback and status 1, not 143.
+    path = tmp_path / "checkpoint.pt"
+    real_save = torch.save
+
+    def interrupted_save(data: Any, target: Any) -> None:
+        signal.raise_signal(signum)
+        real_save(data, target)
+
+    def terminate(number: int, frame: object) -> None:
+        raise SystemExit(128 + number)
+
+    earlier = signal.signal(signal.SIGTERM, terminate)
+    try:
+        monkeypatch.setattr(checkpoint_module.torch, "save", interrupted_save)
+        with pytest.raises(raised):
+            save_checkpoint(path, {"run": 1})
+        assert signal.getsignal(signal.SIGTERM) is terminate
+    finally:
+        signal.signal(signal.SIGTERM, earlier)
+    assert torch.load(path, weights_only=True) == {"run": 1}
+    assert leftovers(tmp_path) == []
+
+
 # -- defect 3: bad output locations are refused before anything is parsed --------------------
 
 

@@ -31,6 +31,7 @@ from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import Vocabularies
+from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
 from neuralparse.version import __version__
 
@@ -112,13 +113,16 @@ def save_checkpoint(path: str | Path, data: dict[str, Any]) -> None:
     """Write atomically: into a temporary file of its own beside ``path``
     (``.NAME.RANDOM.partial``, so two runs saving the same checkpoint never write into one
     file), synced to disk and renamed over ``path``, so that a crash or an interruption never
-    leaves a truncated checkpoint behind; the temporary file is removed on any failure."""
+    leaves a truncated checkpoint behind; the temporary file is removed on any failure.
+    SIGTERM and Ctrl-C wait until the checkpoint is in place
+    (:func:`~neuralparse.runtime.interrupts.interruptions_held`)."""
     path = Path(path)
-    handle, partial = partial_file(path, binary=True)
-    with replacing(path, handle, partial):
-        torch.save(data, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+    with interruptions_held():
+        handle, partial = partial_file(path, binary=True)
+        with replacing(path, handle, partial):
+            torch.save(data, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 def _unreadable(path: Path, error: Exception) -> CheckpointError:

@@ -11,7 +11,8 @@ through here, so their messages and status agree.
 SIGTERM (what ``kill``, batch schedulers and ``torchrun`` send) is turned into
 :class:`SystemExit` by :func:`exit_on_sigterm`, so that it unwinds the stack like Ctrl-C does:
 the temporary file of an output or checkpoint being written is removed on the way out
-(:func:`neuralparse.io.sources.replacing`) and the files already in place stay whole.  Once
+(:func:`neuralparse.io.sources.replacing`) and the files already in place stay whole (a
+checkpoint being written is finished first: :mod:`neuralparse.runtime.interrupts`).  Once
 the command has returned, :func:`run_program` gives SIGTERM and SIGINT their default actions
 back for the interpreter's exit.
 """
