@@ -36,6 +36,17 @@ def exists(pattern: Path) -> Ready:
     return lambda: any(pattern.parent.glob(pattern.name))
 
 
+def default_signals() -> None:
+    """In a child before it runs its program: SIGINT and SIGTERM delivered and handled as from
+    a terminal, whatever signal state the test process inherited.  A command that a
+    non-interactive shell starts in the background (``cmd &``, as CI runners may start the
+    suite) has SIGINT ignored, every process below it inherits that, and Python then
+    installs no KeyboardInterrupt handler: a Ctrl-C test would kill nothing and pass."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def launch(script: str, arguments: Sequence[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, str(REPO / script), *arguments],
@@ -43,6 +54,7 @@ def launch(script: str, arguments: Sequence[str]) -> subprocess.Popen[bytes]:
         env=ENV,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=default_signals,
     )
 
 

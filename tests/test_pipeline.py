@@ -31,6 +31,7 @@ from neuralparse.pipeline import EncodedPiece, Segment, assemble
 from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, worker_count
 from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
 from neuralparse.systems import get_system
+from tests.killing import default_signals
 from tests.parser_fixtures import make_corpus
 from tests.test_predict import BAD_CONLLU, RICH_CONLLU
 
@@ -311,12 +312,6 @@ def running(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
-def _default_signal_state() -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_leaves_no_worker_and_no_output(
@@ -335,12 +330,8 @@ def test_a_signal_leaves_no_worker_and_no_output(
     command = [sys.executable, str(REPO / "predict.py"), f"checkpoint={checkpoint}",
                f"input={source}", f"output={out}", "device=cpu", "workers=2", "chunk_size=50",
                "progress=false", "threads=1"]  # fmt: skip
-    # As from a terminal: Ctrl-C delivered and handled, whatever signal state the test
-    # process inherited.  A command that a non-interactive shell starts in the background
-    # (`cmd &`, as CI runners may start the suite) has SIGINT ignored, every process below
-    # it inherits that, and Python then installs no KeyboardInterrupt handler.
     process = subprocess.Popen(
-        command, cwd=REPO, stderr=subprocess.PIPE, preexec_fn=_default_signal_state
+        command, cwd=REPO, stderr=subprocess.PIPE, preexec_fn=default_signals
     )
     try:
         deadline = time.monotonic() + 60
