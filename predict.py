@@ -5,8 +5,15 @@ The application lives in :mod:`neuralparse.commands.predict`, so that an install
 predicts without this checkout; this file keeps the checkout's command working.
 """
 
-from neuralparse.commands.predict import run
 from neuralparse.runtime.cli import run_program
+
+
+def run() -> None:
+    # Imported under run_program, which reports a Ctrl-C while Hydra loads in one line too.
+    from neuralparse.commands.predict import run as predict
+
+    predict()
+
 
 if __name__ == "__main__":
     run_program(run)

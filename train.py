@@ -4,8 +4,15 @@ The application lives in :mod:`neuralparse.commands.train`, so that an installed
 trains without this checkout; this file keeps the checkout's command working.
 """
 
-from neuralparse.commands.train import run
 from neuralparse.runtime.cli import run_program
+
+
+def run() -> None:
+    # Imported under run_program, which reports a Ctrl-C while Hydra loads in one line too.
+    from neuralparse.commands.train import run as train
+
+    train()
+
 
 if __name__ == "__main__":
     run_program(run)

@@ -269,6 +269,18 @@ def test_a_signal_after_the_work_ends_the_process_without_a_traceback(signum: in
     assert "Traceback" not in done.stderr
 
 
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"
+         "def main():\n    raise KeyboardInterrupt\n"
+         "run_program(main)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
+
+
 def test_run_program_exits_with_the_command_status() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"

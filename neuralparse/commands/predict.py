@@ -37,6 +37,7 @@ from omegaconf import MISSING, DictConfig
 
 from neuralparse.config import SearchConfig, check_known_keys
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
+from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
 from neuralparse.runtime.openmp import choose_waiting
 
@@ -117,11 +118,12 @@ def main(cfg: DictConfig) -> None:
     )
     exit_on_sigterm()
     choose_waiting(str(cfg.device))  # before torch loads OpenMP
-    import torch
+    with interruptions_held():  # an import cut short half-way would fail with its own error
+        import torch
 
-    from neuralparse.prediction import predict_file
-    from neuralparse.runtime.checkpoint import load_parser
-    from neuralparse.runtime.devices import resolve_device, set_threads
+        from neuralparse.prediction import predict_file
+        from neuralparse.runtime.checkpoint import load_parser
+        from neuralparse.runtime.devices import resolve_device, set_threads
 
     main_process = int(os.environ.get("RANK", "0")) == 0
     if not main_process:

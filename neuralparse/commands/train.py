@@ -26,16 +26,18 @@ from omegaconf import DictConfig, OmegaConf
 
 from neuralparse.config import TrainConfig, check_known_keys, register_configs
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
+from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.runtime.openmp import choose_waiting
 
 
 @hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
     choose_waiting(str(cfg.trainer.device))  # before torch loads OpenMP (TrainerConfig.threads)
-    from neuralparse.training.corpus_study import corpus_study
-    from neuralparse.training.trainer import check_output_dir, train
-
     exit_on_sigterm()
+    with interruptions_held():  # an import cut short half-way would fail with its own error
+        from neuralparse.training.corpus_study import corpus_study
+        from neuralparse.training.trainer import check_output_dir, train
+
     out = Path(HydraConfig.get().runtime.output_dir)
     main_process = int(os.environ.get("RANK", "0")) == 0  # torchrun: rank 0 reports
     with user_errors():

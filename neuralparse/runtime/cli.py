@@ -89,9 +89,15 @@ def run_program(main: Callable[[], int | None]) -> NoReturn:
     (the process ends at once): the work is done and its files are in place, and what
     remains is the interpreter's exit callbacks (torch registers some), where a
     ``SystemExit`` or ``KeyboardInterrupt`` raised by a handler is not an exit but an
-    "Exception ignored" message with a traceback after a run that succeeded."""
+    "Exception ignored" message with a traceback after a run that succeeded.
+
+    Ctrl-C ends the command with one line, ``error: interrupted``, and status 130, instead of
+    a traceback, wherever it comes (reading the configuration, importing torch, working)."""
     try:
         status = main()
+    except KeyboardInterrupt:
+        report("interrupted")
+        status = 128 + signal.SIGINT
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -139,8 +145,7 @@ def run_hydra(main: Callable[[], Any]) -> None:
 
     Hydra reports errors itself unless ``HYDRA_FULL_ERROR=1``, with which it lets them
     through to be handled here; errors inside ``main`` (bugs: user errors are handled there
-    with :func:`user_errors`) then keep their whole traceback.  Ctrl-C ends with one line
-    and status 130 instead of a traceback."""
+    with :func:`user_errors`) then keep their whole traceback."""
     from hydra.errors import HydraException
 
     previous = os.environ.get("HYDRA_FULL_ERROR")
@@ -151,9 +156,6 @@ def run_hydra(main: Callable[[], Any]) -> None:
         fail(config_error_message(error))
     except OSError as error:  # Hydra's own files: the run folder, the log
         fail(describe(error))
-    except KeyboardInterrupt:
-        report("interrupted")
-        raise SystemExit(128 + signal.SIGINT) from None
     finally:
         if previous is None:
             del os.environ["HYDRA_FULL_ERROR"]

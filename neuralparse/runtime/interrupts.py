@@ -1,14 +1,18 @@
-"""Holding SIGTERM and SIGINT back while a file is being written.
+"""Holding SIGTERM and SIGINT back while work that must not be cut short runs.
 
 An interruption normally unwinds the stack (Ctrl-C raises :class:`KeyboardInterrupt`, and the
 commands turn SIGTERM into :class:`SystemExit`, see :mod:`neuralparse.runtime.cli`), and the
-temporary file of the write in progress is removed on the way out.  ``torch.save`` is the one
-writer that does not survive being unwound: its zip writer, interrupted half-way, raises a
-second error of its own while cleaning up ("unexpected pos ..."), which hides the
-interruption, so a run stopped by ``kill`` ended with a traceback and exit status 1 instead
-of 143.  Writing a checkpoint takes a fraction of a second, so the signal waits for it:
-:func:`interruptions_held` records a signal that arrives inside its block and delivers it,
-to the handler that was there before, as soon as the block has ended.
+temporary file of the write in progress is removed on the way out.  Two things do not survive
+being unwound half-way, and hide the interruption behind an error of their own, so that a run
+stopped by ``kill`` or Ctrl-C ended with a traceback and exit status 1 instead of 143 or 130:
+
+* ``torch.save``: its zip writer, interrupted, fails while cleaning up ("unexpected pos");
+* importing torch: numpy's compiled core, interrupted while it initialises, cannot be
+  imported again ("cannot load module more than once per process").
+
+Both take a second or less, so the signal waits for them: :func:`interruptions_held` records a
+signal that arrives inside its block and delivers it, to the handler that was there before,
+as soon as the block has ended.
 """
 
 from __future__ import annotations
