@@ -35,6 +35,7 @@ from neuralparse.runtime import memory, openmp
 from neuralparse.runtime.checkpoint import CheckpointError, load_parser, save_checkpoint
 from neuralparse.runtime.cli import USER_ERROR
 from neuralparse.runtime.devices import resolve_device, set_threads
+from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.training import trainer as trainer_module
 from neuralparse.training.trainer import LAST_NAME, METRICS_NAME, forget_epochs_after, train
 from tests.parser_fixtures import make_corpus, write_corpus
@@ -370,6 +371,25 @@ def test_a_signal_during_save_checkpoint_waits_for_the_checkpoint(
         signal.signal(signal.SIGTERM, earlier)
     assert torch.load(path, weights_only=True) == {"run": 1}
     assert leftovers(tmp_path) == []
+
+
+def test_interruptions_are_held_only_in_the_main_thread() -> None:
+    # Python runs signal handlers in the main thread only, and refuses to install them
+    # elsewhere: another thread's block runs as it is, with the handlers untouched.
+    seen: list[object] = []
+
+    def elsewhere() -> None:
+        with interruptions_held():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    before = signal.getsignal(signal.SIGTERM)
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join(timeout=10)
+    assert seen == [before]
+    with interruptions_held():
+        assert signal.getsignal(signal.SIGTERM) is not before
+    assert signal.getsignal(signal.SIGTERM) is before
 
 
 # -- defect 3: bad output locations are refused before anything is parsed --------------------
