@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 HELD = (signal.SIGTERM, signal.SIGINT)
-"""The signals that wait for the end of a write."""
+"""The signals held back: what `kill` and batch schedulers send, and Ctrl-C."""
 
 
 @contextmanager
