@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -282,6 +283,24 @@ def test_torchrun_shards_and_writes_one_output_in_input_order(
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     assert sharded.read_bytes() == single.read_bytes()
+
+
+def test_output_piped_into_a_reader_that_stops_early(checkpoint: Path, tmp_path: Path) -> None:
+    # `predict.py output=- | head -1`: no message once head has what it wants, status 141
+    # (ended by SIGPIPE, as Unix tools are), not "error: [Errno 32] Broken pipe".
+    # About 250 KB of output: more than a pipe holds, so the writer finds the reader gone.
+    source = write_corpus(tmp_path / "in.conllu", make_corpus(1000, seed=5))
+    process = subprocess.Popen(
+        [sys.executable, str(REPO / "predict.py"), f"checkpoint={checkpoint}",
+         f"input={source}", "output=-", "device=cpu", "progress=false"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert process.stdout.readline().startswith(b"# ")
+    process.stdout.close()
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGPIPE, errors.decode()
+    assert b"error" not in errors and b"Traceback" not in errors, errors.decode()
 
 
 def test_a_key_added_with_plus_must_exist(checkpoint: Path, tmp_path: Path) -> None:

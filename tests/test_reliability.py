@@ -282,6 +282,47 @@ def test_ctrl_c_ends_a_command_with_one_line_and_status_130() -> None:
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
 
 
+WRITES_A_LOT = """
+import contextlib, sys
+from neuralparse.runtime.cli import run_program, user_errors
+
+def main():
+    with user_errors() if sys.argv[1] == "user_errors" else contextlib.nullcontext():
+        for _ in range(10_000):
+            print("x" * 1000)
+    return 0
+
+run_program(main)
+"""
+
+
+@pytest.mark.parametrize("where", ["user_errors", "plain"])
+def test_a_closed_standard_output_ends_a_command_quietly(where: str) -> None:
+    # `predict.py output=- | head`: the reader goes away; as Unix tools, no message, 141.
+    process = subprocess.Popen(
+        [sys.executable, "-c", WRITES_A_LOT, where],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    _, errors = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGPIPE and errors == b"", errors.decode()
+
+
+def test_a_broken_pipe_elsewhere_stays_an_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program, user_errors\n"
+         "def main():\n    with user_errors():\n        raise BrokenPipeError(32, 'Broken pipe')\n"
+         "run_program(main)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == USER_ERROR and done.stderr == "error: [Errno 32] Broken pipe\n"
+
+
 def test_run_program_exits_with_the_command_status() -> None:
     done = subprocess.run(
         [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"

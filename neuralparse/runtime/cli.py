@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import select
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -51,6 +52,38 @@ def describe(error: InputError | OSError) -> str:
     return str(error)
 
 
+def output_closed(error: BaseException) -> bool:
+    """Whether ``error`` means that standard output's reader has gone, as when the output is
+    piped into ``head``: a broken pipe, and standard output is a pipe with no reader left
+    (``poll`` reports an error on it).  A broken pipe elsewhere (a worker process that died)
+    stays an error."""
+    if not isinstance(error, BrokenPipeError):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll(), or stdout is not a file
+        return False
+
+
+def end_quietly() -> NoReturn:
+    """End a command whose standard output's reader has gone, as Unix tools do: no message
+    (the output was not wanted any more) and status 141, that of a process ended by SIGPIPE.
+    Standard output is pointed at ``/dev/null`` first, since the interpreter flushes it on
+    the way out and would fail again."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    raise SystemExit(128 + signal.SIGPIPE)
+
+
+def fail_with(error: InputError | OSError) -> NoReturn:
+    """:func:`fail` with ``error``'s message, or :func:`end_quietly` when it only means that
+    the reader of standard output has gone."""
+    if output_closed(error):
+        end_quietly()
+    fail(describe(error))
+
+
 def fail(message: str) -> NoReturn:
     """Report a user error and exit with :data:`USER_ERROR`."""
     report(message)
@@ -67,7 +100,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def report_error(error: InputError | OSError) -> int:
     """Report a user error caught by a command that returns its exit status, which this
-    returns (:data:`USER_ERROR`)."""
+    returns (:data:`USER_ERROR`); ends quietly when the reader of standard output has gone
+    (:func:`end_quietly`)."""
+    if output_closed(error):
+        end_quietly()
     report(describe(error))
     return USER_ERROR
 
@@ -98,6 +134,10 @@ def run_program(main: Callable[[], int | None]) -> NoReturn:
     except KeyboardInterrupt:
         report("interrupted")
         status = 128 + signal.SIGINT
+    except BrokenPipeError as error:
+        if not output_closed(error):
+            raise
+        end_quietly()
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -114,7 +154,7 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except (InputError, OSError) as error:
-        fail(describe(error))
+        fail_with(error)
     except MissingMandatoryValue as error:
         fail(f"no value for {error.full_key}: give {error.full_key}=VALUE")
 
@@ -154,8 +194,8 @@ def run_hydra(main: Callable[[], Any]) -> None:
         main()
     except HydraException as error:
         fail(config_error_message(error))
-    except OSError as error:  # Hydra's own files: the run folder, the log
-        fail(describe(error))
+    except OSError as error:  # Hydra's own files (the run folder, the log), its --help
+        fail_with(error)
     finally:
         if previous is None:
             del os.environ["HYDRA_FULL_ERROR"]
