@@ -270,15 +270,19 @@ def test_a_signal_after_the_work_ends_the_process_without_a_traceback(signum: in
     assert "Traceback" not in done.stderr
 
 
+def run_command(main: str) -> subprocess.CompletedProcess[str]:
+    """Run ``main`` (the body of a command's ``main``) as a program through ``run_program``."""
+    program = (
+        "from neuralparse.runtime.cli import run_program, user_errors\n"
+        f"def main():\n    {main}\nrun_program(main)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+    )
+
+
 def test_ctrl_c_ends_a_command_with_one_line_and_status_130() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"
-         "def main():\n    raise KeyboardInterrupt\n"
-         "run_program(main)"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )  # fmt: skip
+    done = run_command("raise KeyboardInterrupt")
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
 
 
@@ -312,24 +316,12 @@ def test_a_closed_standard_output_ends_a_command_quietly(where: str) -> None:
 
 
 def test_a_broken_pipe_elsewhere_stays_an_error() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program, user_errors\n"
-         "def main():\n    with user_errors():\n        raise BrokenPipeError(32, 'Broken pipe')\n"
-         "run_program(main)"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )  # fmt: skip
+    done = run_command("with user_errors():\n        raise BrokenPipeError(32, 'Broken pipe')")
     assert done.returncode == USER_ERROR and done.stderr == "error: [Errno 32] Broken pipe\n"
 
 
 def test_run_program_exits_with_the_command_status() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "from neuralparse.runtime.cli import run_program\n"
-         "run_program(lambda: 3)"],
-        capture_output=True,
-        timeout=60,
-    )  # fmt: skip
+    done = run_command("return 3")
     assert done.returncode == 3, done.stderr
 
 
