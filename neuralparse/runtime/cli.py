@@ -6,7 +6,8 @@ A user error (a bad path, file, checkpoint, device, thread count or configuratio
 the program with one line on standard error, ``error: MESSAGE``, and exit status
 :data:`USER_ERROR` (2, as argparse uses for a bad command line); a traceback means a bug.
 ``train.py``, ``predict.py`` and ``python -m neuralparse.evaluate|analyze|oracle`` all go
-through here, so their messages and status agree.
+through here, so their messages and status agree.  A command whose standard output is piped
+into a reader that stops early (``| head``) ends quietly with status 141, as Unix tools do.
 
 SIGTERM (what ``kill``, batch schedulers and ``torchrun`` send) is turned into
 :class:`SystemExit` by :func:`exit_on_sigterm`, so that it unwinds the stack like Ctrl-C does:
