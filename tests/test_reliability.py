@@ -286,6 +286,48 @@ def test_ctrl_c_ends_a_command_with_one_line_and_status_130() -> None:
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
 
 
+SLOW_COMMAND = """
+import signal, sys
+signal.raise_signal(signal.SIGINT)  # Ctrl-C while the command's module (torch...) loads
+sys.modules[__name__].LOADED = True
+
+def main(arguments):
+    return 0
+"""
+
+
+RUNS_SLOW_COMMAND = """
+import sys
+from neuralparse import commands
+from neuralparse.runtime.cli import run_program
+
+commands.COMMANDS["slow"] = ("slow_command", "loads slowly")
+
+def main():
+    try:
+        return commands.main(["slow"])
+    finally:
+        print(getattr(sys.modules.get("slow_command"), "LOADED", False), flush=True)
+
+run_program(main)
+"""
+
+
+def test_ctrl_c_while_a_command_loads_waits_for_the_import(tmp_path: Path) -> None:
+    # Cut short, importing torch fails in numpy with an error of its own (a traceback, 1).
+    (tmp_path / "slow_command.py").write_text(SLOW_COMMAND)
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-c", RUNS_SLOW_COMMAND],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": path},
+    )
+    assert done.stdout == "True\n", "the import was cut short"
+    assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
+
+
 WRITES_A_LOT = """
 import contextlib, sys
 from neuralparse.runtime.cli import run_program, user_errors

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from neuralparse.runtime.cli import run_program
+from neuralparse.runtime.interrupts import interruptions_held
 
 COMMANDS = {
     "train": ("neuralparse.commands.train", "train a parser (Hydra key=value overrides)"),
@@ -53,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if name not in COMMANDS:
         print(f"error: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[name][0])
+    with interruptions_held():  # a Ctrl-C that cut torch's import short would fail in numpy
+        module = importlib.import_module(COMMANDS[name][0])
     if name in HYDRA_COMMANDS:
         # Hydra parses sys.argv; the program name stays the command's.
         sys.argv = [f"neuralparse {name}", *rest]
