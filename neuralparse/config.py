@@ -29,6 +29,10 @@ class DataConfig:
     `dev` and `test` paths take precedence over the treebank's files (the `custom` preset).
     `code` is the release file prefix (`en_ewt`) for a treebank the registry does not know.
     `max_train_sentences` / `max_dev_sentences` keep only the first sentences (quick runs).
+    `dev_holdout` is the fraction of the training sentences held out as the dev split
+    (early stopping needs one): used when given, and at :data:`DEFAULT_DEV_HOLDOUT` when
+    there is no dev file (treebanks released without a dev split; `data=custom` without
+    `data.dev`).
     """
 
     treebank: str | None = "UD_English-EWT"
@@ -40,6 +44,12 @@ class DataConfig:
     download: bool = True
     max_train_sentences: int | None = None
     max_dev_sentences: int | None = None
+    dev_holdout: float | None = None
+
+
+DEFAULT_DEV_HOLDOUT = 0.1
+"""The part of the training sentences held out as dev where a treebank has no dev split:
+every tenth sentence."""
 
 
 @dataclass
@@ -354,27 +364,37 @@ def register_configs() -> None:
     store.store(name="train_schema", node=TrainConfig)
 
 
-def resolve_data_files(data: DataConfig, splits: tuple[str, ...] = SPLITS) -> dict[str, Path]:
-    """Paths of the requested splits: explicit paths first, else the treebank's files."""
+def resolve_data_files(
+    data: DataConfig, splits: tuple[str, ...] = SPLITS, *, optional: tuple[str, ...] = ()
+) -> dict[str, Path]:
+    """Paths of the requested splits: explicit paths first, else the treebank's files.
+    A split in ``optional`` is left out of the result where there is no file for it (no
+    path and no treebank, or a treebank whose release lacks the split) instead of being an
+    error."""
     explicit = {split: getattr(data, split) for split in splits if getattr(data, split)}
     missing = [split for split in splits if split not in explicit]
     files = {split: Path(path) for split, path in explicit.items()}
-    if missing:
-        if not data.treebank:
-            raise InputError(
-                f"no treebank and no path for split(s) {', '.join(missing)}: set "
-                + " ".join(f"data.{split}=PATH" for split in missing)
-                + " or data.treebank=NAME"
-            )
-        files.update(
-            datasets.treebank_paths(
-                data.treebank,
-                root=data.root,
-                splits=tuple(missing),
-                download=data.download,
-                code=data.code,
-            )
+    required = tuple(split for split in missing if split not in optional)
+    if required and not data.treebank:
+        raise InputError(
+            f"no treebank and no path for split(s) {', '.join(required)}: set "
+            + " ".join(f"data.{split}=PATH" for split in required)
+            + " or data.treebank=NAME"
         )
+    left_out = tuple(split for split in missing if split in optional)
+    if data.treebank:
+        for wanted, absent in ((required, "error"), (left_out, "skip")):
+            if wanted:
+                files.update(
+                    datasets.treebank_paths(
+                        data.treebank,
+                        root=data.root,
+                        splits=wanted,
+                        download=data.download,
+                        code=data.code,
+                        missing=absent,
+                    )
+                )
     for split, path in files.items():
         if not path.is_file():
             raise InputError(f"{split} file not found: {path}")

@@ -354,6 +354,73 @@ def test_bad_names_and_files_fail_before_training(tmp_path: Path) -> None:
         prepare(cfg)
 
 
+# -- a dev split held out of the training sentences -------------------------------------------
+def test_without_a_dev_file_every_tenth_training_sentence_is_dev(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sentences = make_corpus(25, seed=21)
+    cfg = tiny_config(tmp_path, sentences)
+    cfg.data.dev = None
+    with caplog.at_level("WARNING", logger="neuralparse.train"):
+        data = prepare(cfg)
+    forms = [s.forms for s in sentences]
+    assert [s.forms for s in data.dev_sentences] == [forms[9], forms[19]]
+    assert [s.forms for s in data.train_sentences] == forms[:9] + forms[10:19] + forms[20:]
+    assert "no dev file" in caplog.text and "2 training sentences (1 in 10)" in caplog.text
+    cfg.data.dev_holdout = 0.25  # asked for: no warning
+    caplog.clear()
+    data = prepare(cfg)
+    assert [s.forms for s in data.dev_sentences] == forms[3::4] and not caplog.text
+
+
+def test_a_registered_treebank_without_a_dev_split_trains_on_held_out_dev(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "UD_Kazakh-KTB"  # released with train and test only
+    folder.mkdir()
+    write_corpus(folder / "kk_ktb-ud-train.conllu", learnable_tags(make_corpus(12, seed=4)))
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.data.train = cfg.data.dev = None
+    cfg.data.treebank, cfg.data.root, cfg.data.download = "UD_Kazakh-KTB", str(tmp_path), False
+    data = prepare(cfg)
+    assert (len(data.train_sentences), len(data.dev_sentences)) == (11, 1)
+
+
+def test_a_missing_dev_file_of_an_unknown_treebank_names_the_way_out(tmp_path: Path) -> None:
+    # Outside the registry nobody knows whether the release has a dev split.
+    folder = tmp_path / "UD_Testish-Small"
+    folder.mkdir()
+    write_corpus(folder / "xx_small-ud-train.conllu", learnable_tags(make_corpus(12, seed=4)))
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.data.train = cfg.data.dev = None
+    cfg.data.treebank, cfg.data.code = "UD_Testish-Small", "xx_small"
+    cfg.data.root, cfg.data.download = str(tmp_path), False
+    with pytest.raises(InputError, match=r"no dev file .* data\.dev_holdout=0\.1 holds out"):
+        prepare(cfg)
+    cfg.data.dev_holdout = 0.1
+    assert len(prepare(cfg).dev_sentences) == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"dev_holdout": 0.0}, "above 0 and at most 0.5"),
+        ({"dev_holdout": 0.7}, "above 0 and at most 0.5"),
+        ({"dev_holdout": 0.1, "dev": "dev.conllu"}, "give one"),
+        ({"dev": None, "max_train_sentences": 1}, "cannot be held out of a single"),
+    ],
+)
+def test_bad_dev_holdout_settings_are_input_errors(
+    tmp_path: Path, setting: dict, message: str
+) -> None:
+    cfg = tiny_config(tmp_path, make_corpus(5))
+    cfg.data.dev = None
+    for key, value in setting.items():
+        cfg.data[key] = value
+    with pytest.raises(InputError, match=message):
+        prepare(cfg)
+
+
 def test_config_typos_fail_clearly() -> None:
     from hydra import compose, initialize_config_dir
     from hydra.errors import ConfigCompositionException
@@ -371,6 +438,8 @@ def test_config_typos_fail_clearly() -> None:
         # The custom preset's test path is mandatory-missing (???): no test evaluation.
         custom = compose("config", overrides=["data=custom", "data.train=a", "data.dev=b"])
         assert configured_test_file(custom.data) is None
+        # Without data.dev the dev split is held out of the training sentences.
+        assert compose("config", overrides=["data=custom", "data.train=a"]).data.dev is None
 
 
 @pytest.mark.parametrize("system_name", available_systems())

@@ -21,12 +21,15 @@ import torch
 from omegaconf import DictConfig
 
 from neuralparse.config import (
+    DEFAULT_DEV_HOLDOUT,
+    DataConfig,
     ModelConfig,
     SearchConfig,
     TrainConfig,
     TrainerConfig,
     resolve_data_files,
 )
+from neuralparse.datasets import DatasetError
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.contextual import ContextualEncoder
@@ -91,6 +94,69 @@ def read_split(path: Path, split: str, limit: int | None) -> list[Sentence]:
     return sentences
 
 
+def hold_out_dev(sentences: list[Sentence], every: int) -> tuple[list[Sentence], list[Sentence]]:
+    """``(train, dev)``: every ``every``-th sentence held out as dev, so that dev spreads over
+    the whole treebank as the training text does; deterministic, so that a resumed run holds
+    out the same sentences."""
+    return [s for i, s in enumerate(sentences, 1) if i % every], sentences[every - 1 :: every]
+
+
+def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], list[Sentence]]:
+    """The training and dev sentences: the dev file, or ``data.dev_holdout`` of the training
+    sentences where that is given or where there is no dev file (:data:`DEFAULT_DEV_HOLDOUT`)."""
+    fraction = data.dev_holdout
+    if fraction is not None and not 0 < fraction <= 0.5:
+        raise InputError(
+            f"data.dev_holdout={fraction}: the fraction of the training sentences held out "
+            "as dev must be above 0 and at most 0.5"
+        )
+    if fraction is not None and data.dev:
+        raise InputError(f"data.dev={data.dev} and data.dev_holdout={fraction}: give one")
+    train_file = resolve_data_files(data, ("train",))["train"]
+    dev_file = None
+    if fraction is None:
+        try:
+            dev_file = resolve_data_files(data, ("dev",), optional=("dev",)).get("dev")
+        except DatasetError as error:
+            raise DatasetError(
+                f"{error} Or, for a treebank released without a dev split, "
+                f"data.dev_holdout={DEFAULT_DEV_HOLDOUT} holds out training sentences as dev."
+            ) from None
+    train = read_split(train_file, "train", data.max_train_sentences)
+    if dev_file is not None:
+        dev = read_split(dev_file, "dev", data.max_dev_sentences)
+        dev_source = str(dev_file)
+    else:
+        if len(train) < 2:
+            raise InputError(
+                "no dev file, and a dev split cannot be held out of a single training "
+                "sentence: give one (data.dev=PATH)",
+                source=str(train_file),
+            )
+        every = max(2, min(round(1 / (fraction or DEFAULT_DEV_HOLDOUT)), len(train)))
+        train, dev = hold_out_dev(train, every)
+        dev = dev[: data.max_dev_sentences]
+        dev_source = f"1 training sentence in {every}, held out"
+        if fraction is None:
+            log.warning(
+                "no dev file for %s: %d training sentences (1 in %d) are held out as dev for "
+                "early stopping and not trained on (data.dev=PATH gives a dev file, "
+                "data.dev_holdout=FRACTION another share)",
+                data.treebank or train_file,
+                len(dev),
+                every,
+            )
+    log.info(
+        "train: %d sentences, %d words (%s); dev: %d sentences (%s)",
+        len(train),
+        sum(map(len, train)),
+        train_file,
+        len(dev),
+        dev_source,
+    )
+    return train, dev
+
+
 def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -> Prepared:
     """Validate the configuration and data, then build everything training needs (the oracle
     runs on ``device``, default the CPU)."""
@@ -117,17 +183,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     )
     if contextual is not None and device is not None:
         contextual.to(device)
-    files = resolve_data_files(cfg.data, ("train", "dev"))
-    train_sentences = read_split(files["train"], "train", cfg.data.max_train_sentences)
-    dev_sentences = read_split(files["dev"], "dev", cfg.data.max_dev_sentences)
-    log.info(
-        "train: %d sentences, %d words (%s); dev: %d sentences (%s)",
-        len(train_sentences),
-        sum(map(len, train_sentences)),
-        files["train"],
-        len(dev_sentences),
-        files["dev"],
-    )
+    train_sentences, dev_sentences = read_train_and_dev(cfg.data)
     trees, report = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in train_sentences])
     log.info("%s: %s", cfg.system.name, report.summary())
     labels = sorted({label for _, deprels in trees for label in deprels})
