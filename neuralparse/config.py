@@ -46,6 +46,18 @@ class DataConfig:
     max_dev_sentences: int | None = None
     dev_holdout: float | None = None
 
+    @staticmethod
+    def check(data: Any) -> None:
+        """Refuse a dev hold-out that makes no sense, before any work."""
+        fraction = data.dev_holdout
+        if fraction is not None and not 0 < fraction <= 0.5:
+            raise InputError(
+                f"data.dev_holdout={fraction}: the fraction of the training sentences held "
+                "out as dev must be above 0 and at most 0.5"
+            )
+        if fraction is not None and data.dev:
+            raise InputError(f"data.dev={data.dev} and data.dev_holdout={fraction}: give one")
+
 
 DEFAULT_DEV_HOLDOUT = 0.1
 """The part of the training sentences held out as dev where a treebank has no dev split:

@@ -103,15 +103,9 @@ def hold_out_dev(sentences: list[Sentence], every: int) -> tuple[list[Sentence],
 
 def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], list[Sentence]]:
     """The training and dev sentences: the dev file, or ``data.dev_holdout`` of the training
-    sentences where that is given or where there is no dev file (:data:`DEFAULT_DEV_HOLDOUT`)."""
+    sentences where that is given or where there is no dev file (:data:`DEFAULT_DEV_HOLDOUT`);
+    ``data`` passed :meth:`DataConfig.check`."""
     fraction = data.dev_holdout
-    if fraction is not None and not 0 < fraction <= 0.5:
-        raise InputError(
-            f"data.dev_holdout={fraction}: the fraction of the training sentences held out "
-            "as dev must be above 0 and at most 0.5"
-        )
-    if fraction is not None and data.dev:
-        raise InputError(f"data.dev={data.dev} and data.dev_holdout={fraction}: give one")
     train_file = resolve_data_files(data, ("train",))["train"]
     dev_file = None
     if fraction is None:
@@ -174,6 +168,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         raise InputError(f"unknown search {cfg.search.name!r}; available: {list(SEARCHES)}")
     SearchConfig.check(cfg.search)
     TrainerConfig.check(cfg.trainer)
+    DataConfig.check(cfg.data)
     model_cfg = cfg.model
     # A missing contextual encoder also fails before the data is read.
     contextual = (
