@@ -8,6 +8,8 @@ only set values of these schemas.
 
 from __future__ import annotations
 
+import glob
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,8 @@ class DataConfig:
 
     `treebank` names a UD treebank (`UD_English-EWT`, `English-EWT` or `en_ewt`) looked up
     under `root` (see `neuralparse.datasets.data_root` for the default); explicit `train`,
-    `dev` and `test` paths take precedence over the treebank's files (the `custom` preset).
+    `dev` and `test` paths take precedence over the treebank's files (the `custom` preset);
+    `train` may be a glob pattern, every match read in name order.
     `code` is the release file prefix (`en_ewt`) for a treebank the registry does not know.
     `max_train_sentences` / `max_dev_sentences` keep only the first sentences (quick runs).
     `dev_holdout` is the fraction of the training sentences held out as the dev split
@@ -376,16 +379,20 @@ def register_configs() -> None:
     store.store(name="train_schema", node=TrainConfig)
 
 
-def resolve_data_files(
+def resolve_split_files(
     data: DataConfig, splits: tuple[str, ...] = SPLITS, *, optional: tuple[str, ...] = ()
-) -> dict[str, Path]:
-    """Paths of the requested splits: explicit paths first, else the treebank's files.
-    A split in ``optional`` is left out of the result where there is no file for it (no
-    path and no treebank, or a treebank whose release lacks the split) instead of being an
-    error."""
+) -> dict[str, tuple[Path, ...]]:
+    """The files of the requested splits: explicit paths first, else the treebank's files.
+
+    A split may be several files: an explicit path that names no file but is a glob pattern
+    (``data.train='UD_Czech-PDT/cs_pdt-ud-train-*.conllu'``) stands for the files it matches,
+    in name order, and a treebank's split released in parts is its parts
+    (:func:`neuralparse.datasets.treebank_files`).  A split in ``optional`` is left out of the
+    result where there is no file for it (no path and no treebank, or a treebank whose release
+    lacks the split) instead of being an error."""
     explicit = {split: getattr(data, split) for split in splits if getattr(data, split)}
     missing = [split for split in splits if split not in explicit]
-    files = {split: Path(path) for split, path in explicit.items()}
+    files = {split: _explicit_files(split, str(path)) for split, path in explicit.items()}
     required = tuple(split for split in missing if split not in optional)
     if required and not data.treebank:
         raise InputError(
@@ -398,7 +405,7 @@ def resolve_data_files(
         for wanted, absent in ((required, "error"), (left_out, "skip")):
             if wanted:
                 files.update(
-                    datasets.treebank_paths(
+                    datasets.treebank_files(
                         data.treebank,
                         root=data.root,
                         splits=wanted,
@@ -407,7 +414,34 @@ def resolve_data_files(
                         missing=absent,
                     )
                 )
-    for split, path in files.items():
-        if not path.is_file():
-            raise InputError(f"{split} file not found: {path}")
     return files
+
+
+def _explicit_files(split: str, path: str) -> tuple[Path, ...]:
+    """``data.<split>=PATH``: the file, or the files a glob pattern matches."""
+    single = Path(path).expanduser()
+    if single.is_file():
+        return (single,)
+    if not glob.has_magic(path):
+        raise InputError(f"{split} file not found: {path}")
+    matches = (Path(match) for match in sorted(glob.glob(os.path.expanduser(path))))
+    files = tuple(match for match in matches if match.is_file())
+    if not files:
+        raise InputError(f"data.{split}={path}: the pattern matches no file")
+    return files
+
+
+def resolve_data_files(
+    data: DataConfig, splits: tuple[str, ...] = SPLITS, *, optional: tuple[str, ...] = ()
+) -> dict[str, Path]:
+    """:func:`resolve_split_files` where each split must be one file (a test file to score);
+    several are an error that says how to join them."""
+    paths = {}
+    for split, files in resolve_split_files(data, splits, optional=optional).items():
+        if len(files) > 1:
+            raise InputError(
+                f"the {split} split is {len(files)} files ({', '.join(map(str, files))}) and "
+                f"one is read here; join them into one: cat FILES > {split}.conllu"
+            )
+        paths[split] = files[0]
+    return paths

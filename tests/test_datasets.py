@@ -33,6 +33,7 @@ from neuralparse.datasets import (
     explain_data_root,
     find_local_split,
     resolve_treebank,
+    treebank_files,
     treebank_paths,
 )
 from neuralparse.errors import InputError
@@ -346,13 +347,19 @@ def test_unknown_treebank_release_files_found_without_code(tmp_path: Path) -> No
     write(tmp_path / "UD_Xx-Corpus" / "xx_corpus-ud-train.conllu", random_conllu(1, 4))
     treebank = resolve_treebank("UD_Xx-Corpus")
     found = find_local_split(treebank, "train", tmp_path)
-    assert found == tmp_path / "UD_Xx-Corpus" / "xx_corpus-ud-train.conllu"
-    assert find_local_split(treebank, "dev", tmp_path) is None
+    assert found == (tmp_path / "UD_Xx-Corpus" / "xx_corpus-ud-train.conllu",)
+    assert find_local_split(treebank, "dev", tmp_path) == ()
 
 
-def test_release_parts_must_be_joined_by_hand(tmp_path: Path) -> None:
-    for part in ("a", "b"):
+def test_release_parts_are_the_split_in_name_order(tmp_path: Path) -> None:
+    for part in ("b", "a"):
         write(tmp_path / "UD_Czech-PDT" / f"cs_pdt-ud-train-{part}.conllu", random_conllu(1, 5))
+    folder = tmp_path / "UD_Czech-PDT"
+    files = treebank_files("cs_pdt", root=tmp_path, splits=("train",), download=False)
+    assert files == {
+        "train": (folder / "cs_pdt-ud-train-a.conllu", folder / "cs_pdt-ud-train-b.conllu")
+    }
+    # A caller that reads one file per split is told how to join them; nothing is written.
     with pytest.raises(DatasetError, match=r"cat cs_pdt-ud-train-a.conllu cs_pdt-ud-train-b"):
         treebank_paths("cs_pdt", root=tmp_path, splits=("train",), download=False)
     assert leftovers(tmp_path) == ["cs_pdt-ud-train-a.conllu", "cs_pdt-ud-train-b.conllu"]

@@ -401,6 +401,53 @@ def test_a_missing_dev_file_of_an_unknown_treebank_names_the_way_out(tmp_path: P
     assert len(prepare(cfg).dev_sentences) == 1
 
 
+# -- a training split in several files ------------------------------------------------------
+def test_a_treebank_released_in_parts_trains_on_all_parts_in_name_order(tmp_path: Path) -> None:
+    # Treebanks over GitHub's file size limit ship train as parts (UD_Czech-PDT and others).
+    folder = tmp_path / "UD_Czech-PDT"
+    folder.mkdir()
+    parts = {"b": make_corpus(4, seed=5), "a": make_corpus(3, seed=6)}
+    for name, sentences in parts.items():
+        write_corpus(folder / f"cs_pdt-ud-train-{name}.conllu", learnable_tags(sentences))
+    write_corpus(folder / "cs_pdt-ud-dev.conllu", learnable_tags(make_corpus(2, seed=7)))
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.data.train = cfg.data.dev = None
+    cfg.data.treebank, cfg.data.root, cfg.data.download = "cs_pdt", str(tmp_path), False
+    data = prepare(cfg)
+    assert [s.forms for s in data.train_sentences] == [s.forms for s in parts["a"] + parts["b"]]
+    assert data.train_sentences[3].source == str(folder / "cs_pdt-ud-train-b.conllu")
+    cfg.data.max_train_sentences = 2  # the limit counts over the parts
+    assert len(prepare(cfg).train_sentences) == 2
+
+
+def test_a_glob_pattern_as_the_training_file_reads_every_match(tmp_path: Path) -> None:
+    first, second = make_corpus(3, seed=8), make_corpus(2, seed=9)
+    write_corpus(tmp_path / "x-train-1.conllu", learnable_tags(first))
+    write_corpus(tmp_path / "x-train-2.conllu", learnable_tags(second))
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.data.train = str(tmp_path / "x-train-*.conllu")
+    data = prepare(cfg)
+    assert [s.forms for s in data.train_sentences] == [s.forms for s in first + second]
+    cfg.data.train = str(tmp_path / "y-train-*.conllu")
+    with pytest.raises(InputError, match=r"data\.train=.*y-train-\*\.conllu: the pattern matches"):
+        prepare(cfg)
+    cfg.data.train = str(tmp_path / "x-train-1.conllu")
+    cfg.data.dev = str(tmp_path / "x-train-*.conllu")  # dev is scored: one file
+    with pytest.raises(InputError, match=r"the dev split is 2 files .* cat FILES > dev\.conllu"):
+        prepare(cfg)
+
+
+def test_a_bad_sentence_in_a_later_part_is_reported_in_that_part(tmp_path: Path) -> None:
+    write_corpus(tmp_path / "x-train-1.conllu", learnable_tags(make_corpus(3, seed=8)))
+    broken = tmp_path / "x-train-2.conllu"
+    broken.write_text("1\tword\t_\t_\t_\t_\t7\tnsubj\t_\t_\n\n", encoding="utf-8")
+    cfg = tiny_config(tmp_path, make_corpus(3))
+    cfg.data.train = str(tmp_path / "x-train-*.conllu")
+    with pytest.raises(InputError) as caught:
+        prepare(cfg)
+    assert str(broken) in str(caught.value) and "line 1" in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("setting", "message"),
     [

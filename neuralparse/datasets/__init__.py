@@ -7,7 +7,8 @@ Where the data lives:
   next to the current directory) when it exists, and finally ``~/.cache/neuralparse/ud``
   (``$XDG_CACHE_HOME`` respected);
 * a treebank lives in ``<root>/UD_<Language>-<Name>/`` either under the shared layout
-  ``{train,dev,test}.conllu`` or under the release names ``<code>-ud-<split>.conllu``;
+  ``{train,dev,test}.conllu`` or under the release names ``<code>-ud-<split>.conllu`` (a split
+  over GitHub's size limit as parts ``<code>-ud-<split>-*.conllu``, :func:`treebank_files`);
 * a missing split is downloaded from the treebank's official GitHub repository at a named UD
   release tag and verified against its known SHA-256 sum (or, without one, checked to parse)
   before it is moved into place (:mod:`neuralparse.datasets.download`).
@@ -24,7 +25,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from neuralparse.datasets.download import (
     DEFAULT_BASE_URL,
@@ -96,6 +97,7 @@ __all__ = [
     "resolve_treebank",
     "split_url",
     "treebank_dir",
+    "treebank_files",
     "treebank_paths",
     "ud_release",
     "unverified_policy",
@@ -118,7 +120,7 @@ def _lookup_roots(root: str | os.PathLike[str] | None) -> list[Path]:
     return roots
 
 
-def treebank_paths(
+def treebank_files(
     name: str,
     root: str | os.PathLike[str] | None = None,
     splits: Sequence[str] = SPLITS,
@@ -131,8 +133,9 @@ def treebank_paths(
     missing: Literal["error", "skip"] = "error",
     timeout: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
-) -> dict[str, Path]:
-    """Paths of the requested splits of treebank ``name``, downloading absent ones.
+) -> dict[str, tuple[Path, ...]]:
+    """The files of the requested splits of treebank ``name``, downloading absent ones: one
+    file per split, or a split's release parts in name order (:func:`find_local_split`).
 
     ``root`` is the data root (default :func:`data_root`; the Hydra override ``data.root``
     passes it here). Splits that the treebank's release does not have (test-only treebanks, no
@@ -156,12 +159,12 @@ def treebank_paths(
     wanted = [split for split in splits if split in treebank.splits]
 
     roots = _lookup_roots(root)
-    found: dict[str, Path] = {}
+    found: dict[str, tuple[Path, ...]] = {}
     for split in wanted:
         for candidate_root in roots:
-            path = find_local_split(treebank, split, candidate_root)
-            if path is not None:
-                found[split] = path
+            paths = find_local_split(treebank, split, candidate_root)
+            if paths:
+                found[split] = paths
                 break
     to_fetch = [split for split in wanted if split not in found]
     if to_fetch and not download:
@@ -182,15 +185,17 @@ def treebank_paths(
         target = roots[-1]
         for split in to_fetch:
             try:
-                found[split] = download_split(
-                    treebank,
-                    split,
-                    target,
-                    base=base,
-                    release=release,
-                    unverified=unverified,
-                    timeout=timeout,
-                    progress=progress,
+                found[split] = (
+                    download_split(
+                        treebank,
+                        split,
+                        target,
+                        base=base,
+                        release=release,
+                        unverified=unverified,
+                        timeout=timeout,
+                        progress=progress,
+                    ),
                 )
             except SplitNotFound:
                 # Only a treebank outside the registry may legitimately lack a split.
@@ -198,3 +203,26 @@ def treebank_paths(
                     continue
                 raise
     return {split: found[split] for split in splits if split in found}
+
+
+def treebank_paths(
+    name: str,
+    root: str | os.PathLike[str] | None = None,
+    splits: Sequence[str] = SPLITS,
+    download: bool = True,
+    **options: Any,
+) -> dict[str, Path]:
+    """:func:`treebank_files` for callers that read one file per split (evaluation on a test
+    file): a split on disk only as release parts raises :class:`DatasetError` saying how to
+    join them."""
+    paths = {}
+    for split, files in treebank_files(name, root, splits, download, **options).items():
+        if len(files) > 1:
+            directory, joined = files[0].parent, files[0].with_name(f"{split}.conllu")
+            raise DatasetError(
+                f"the {split} split of {directory.name} is present as release parts "
+                f"({', '.join(p.name for p in files)}) and this reads one file; join them: "
+                f"cd {directory} && cat {' '.join(p.name for p in files)} > {joined.name}"
+            )
+        paths[split] = files[0]
+    return paths

@@ -294,7 +294,7 @@ def _why_not_found(treebank: Treebank, split: str, release: str) -> str:
         return (
             f"the {split} split of {treebank.ud_dir} is released as several files "
             f"{treebank.release_glob(f'{split}-*')}, which are not fetched automatically; "
-            f"download them all and concatenate them in name order."
+            f"download them all into the treebank's directory (they are read in name order)."
         )
     if not treebank.splits_known:
         return (

@@ -155,33 +155,28 @@ def treebank_dir(root: Path, treebank: Treebank) -> Path:
     return exact
 
 
-def find_local_split(treebank: Treebank, split: str, root: Path) -> Path | None:
-    """The file of ``split`` under ``root`` in either layout, or None.
+def find_local_split(treebank: Treebank, split: str, root: Path) -> tuple[Path, ...]:
+    """The file or files of ``split`` under ``root`` in either layout; ``()`` when absent.
 
     Looks for ``<split>.conllu`` (shared layout), then the release name
     ``<code>-ud-<split>.conllu`` (any prefix when the code is unknown, if exactly one matches),
-    Never writes: a split present only as release parts ``<code>-ud-<split>-*.conllu`` raises
-    :class:`DatasetError` asking for them to be joined into ``<split>.conllu``.
+    then the release parts ``<code>-ud-<split>-*.conllu`` in name order: treebanks larger than
+    GitHub's file size limit (the train splits of UD_Czech-PDT, UD_German-HDT,
+    UD_Russian-SynTagRus) are released in parts, which are read one after the other, so that
+    every message still names the part file and its line.  Never writes.
     """
     directory = treebank_dir(root, treebank)
     if not directory.is_dir():
-        return None
+        return ()
     shared = directory / f"{split}.conllu"
     if shared.is_file():
-        return shared
+        return (shared,)
     release = sorted(directory.glob(treebank.release_glob(split)))
     if len(release) == 1:
-        return release[0]
+        return (release[0],)
     if len(release) > 1:
         raise DatasetError(
             f"several release files for the {split} split in {directory}: "
             f"{', '.join(p.name for p in release)}; give the treebank's code to pick one"
         )
-    parts = sorted(directory.glob(treebank.release_glob(f"{split}-*")))
-    if parts:
-        raise DatasetError(
-            f"the {split} split of {treebank.ud_dir} is present only as release parts "
-            f"({', '.join(p.name for p in parts)}); join them into one file: "
-            f"cd {directory} && cat {' '.join(p.name for p in parts)} > {shared.name}"
-        )
-    return None
+    return tuple(sorted(directory.glob(treebank.release_glob(f"{split}-*"))))

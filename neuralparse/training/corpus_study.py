@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from neuralparse.analyze import analyze_sentences, format_table
-from neuralparse.config import DataConfig, resolve_data_files
+from neuralparse.config import DataConfig, resolve_split_files
 from neuralparse.evaluation import evaluate
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.trees.lifting import lift
@@ -37,16 +37,17 @@ def class_ceilings(sentences: Sequence[Sentence]) -> dict[str, dict[str, Any]]:
 
 def corpus_study(data: DataConfig, *, no_punct: bool = False) -> dict[str, Any]:
     """Coverage and class ceilings of every split; prints a table and returns the numbers."""
-    files = resolve_data_files(data, optional=("dev",))  # some treebanks have no dev split
+    files = resolve_split_files(data, optional=("dev",))  # some treebanks have no dev split
     rows, study = [], {}
-    for split, path in files.items():
-        log.info("reading %s split: %s", split, path)
-        sentences = read_conllu(path)
+    for split, paths in files.items():
+        names = " + ".join(map(str, paths))
+        log.info("reading %s split: %s", split, names)
+        sentences = [sentence for path in paths for sentence in read_conllu(path)]
         row = analyze_sentences(sentences, no_punct=no_punct, file=f"{split}")
         rows.append(row)
         study[split] = {
-            "file": str(path),
-            "coverage": row.__dict__ | {"file": str(path)},
+            "file": names,
+            "coverage": row.__dict__ | {"file": names},
             "class_ceilings": class_ceilings(sentences),
         }
     print(format_table(rows))

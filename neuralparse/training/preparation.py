@@ -28,6 +28,7 @@ from neuralparse.config import (
     TrainConfig,
     TrainerConfig,
     resolve_data_files,
+    resolve_split_files,
 )
 from neuralparse.datasets import DatasetError
 from neuralparse.errors import InputError
@@ -76,13 +77,18 @@ def build_system(name: str, labels: Sequence[str], options: dict[str, Any]) -> T
         raise InputError(f"system={name} with options {options}: {error}") from None
 
 
-def read_split(path: Path, split: str, limit: int | None) -> list[Sentence]:
-    """Read a split, keeping the first ``limit`` sentences; an empty result is an error."""
-    sentences = read_conllu(path)
+def read_split(files: Sequence[Path], split: str, limit: int | None) -> list[Sentence]:
+    """Read a split, its files one after the other (a split released in parts), keeping the
+    first ``limit`` sentences; an empty result is an error."""
+    sentences: list[Sentence] = []
+    for path in files:
+        if limit is not None and len(sentences) >= limit:
+            break
+        sentences.extend(read_conllu(path))
     if limit is not None:
         sentences = sentences[:limit]
     if not sentences:
-        raise InputError(f"{split} treebank {path} has no sentences")
+        raise InputError(f"{split} treebank {_names(files)} has no sentences")
     missing = next((s for s in sentences if s.heads is None), None)
     if missing is not None:
         raise InputError(
@@ -106,7 +112,7 @@ def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], l
     sentences where that is given or where there is no dev file (:data:`DEFAULT_DEV_HOLDOUT`);
     ``data`` passed :meth:`DataConfig.check`."""
     fraction = data.dev_holdout
-    train_file = resolve_data_files(data, ("train",))["train"]
+    train_files = resolve_split_files(data, ("train",))["train"]
     dev_file = None
     if fraction is None:
         try:
@@ -116,16 +122,16 @@ def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], l
                 f"{error} Or, for a treebank released without a dev split, "
                 f"data.dev_holdout={DEFAULT_DEV_HOLDOUT} holds out training sentences as dev."
             ) from None
-    train = read_split(train_file, "train", data.max_train_sentences)
+    train = read_split(train_files, "train", data.max_train_sentences)
     if dev_file is not None:
-        dev = read_split(dev_file, "dev", data.max_dev_sentences)
+        dev = read_split((dev_file,), "dev", data.max_dev_sentences)
         dev_source = str(dev_file)
     else:
         if len(train) < 2:
             raise InputError(
                 "no dev file, and a dev split cannot be held out of a single training "
                 "sentence: give one (data.dev=PATH)",
-                source=str(train_file),
+                source=_names(train_files),
             )
         every = max(2, min(round(1 / (fraction or DEFAULT_DEV_HOLDOUT)), len(train)))
         train, dev = hold_out_dev(train, every)
@@ -136,7 +142,7 @@ def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], l
                 "no dev file for %s: %d training sentences (1 in %d) are held out as dev for "
                 "early stopping and not trained on (data.dev=PATH gives a dev file, "
                 "data.dev_holdout=FRACTION another share)",
-                data.treebank or train_file,
+                data.treebank or _names(train_files),
                 len(dev),
                 every,
             )
@@ -144,11 +150,15 @@ def read_train_and_dev(data: DataConfig | DictConfig) -> tuple[list[Sentence], l
         "train: %d sentences, %d words (%s); dev: %d sentences (%s)",
         len(train),
         sum(map(len, train)),
-        train_file,
+        _names(train_files),
         len(dev),
         dev_source,
     )
     return train, dev
+
+
+def _names(files: Sequence[Path]) -> str:
+    return " + ".join(map(str, files))
 
 
 def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -> Prepared:

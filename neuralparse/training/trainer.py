@@ -452,7 +452,7 @@ def score_test_split(
         log.info("no test file configured: skipping the test evaluation")
         return None
     loaded = load_parser(output_dir / CHECKPOINT_NAME, device)
-    sentences = read_split(path, "test", None)
+    sentences = read_split((path,), "test", None)
     corpus = EncodedCorpus.build(
         sentences, loaded.vocabs, cfg.model.max_word_chars, loaded.contextual
     )
