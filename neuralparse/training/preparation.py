@@ -35,6 +35,7 @@ from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.inputs import EncodedCorpus
+from neuralparse.model.vectors import check_vectors_source
 from neuralparse.model.vocab import Vocabularies, vocabularies_for
 from neuralparse.search import SEARCHES
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system
@@ -180,7 +181,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     TrainerConfig.check(cfg.trainer)
     DataConfig.check(cfg.data)
     model_cfg = cfg.model
-    # A missing contextual encoder also fails before the data is read.
+    # A missing contextual encoder or vectors file also fails before the data is read.
     contextual = (
         ContextualEncoder(model_cfg.contextual, layers=model_cfg.contextual_layers)
         if model_cfg.contextual
@@ -188,6 +189,8 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     )
     if contextual is not None and device is not None:
         contextual.to(device)
+    if model_cfg.pretrained_vectors:
+        check_vectors_source(model_cfg.pretrained_vectors)
     train_sentences, dev_sentences = read_train_and_dev(cfg.data)
     trees, report = prepare_trees(unlabeled, [(s.heads, s.deprels) for s in train_sentences])
     log.info("%s: %s", cfg.system.name, report.summary())
