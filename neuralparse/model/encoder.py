@@ -340,6 +340,18 @@ class Encoder(nn.Module):
             best = torch.where(use_gold & (gold >= NOT_A_TAG), gold, best)
         return embedding(best)
 
+    def _tag_scores(self, shared: Tensor) -> dict[str, Tensor]:
+        """``{column: [B, T + 1, classes]}`` the heads' float32 scores of ``shared`` vectors.
+
+        Float32 even where prediction encodes in bfloat16 (``torch.autocast``, which makes
+        ``shared`` bfloat16): scores rounded to bfloat16's 8-bit mantissa would tie between
+        close tags."""
+        if shared.dtype == torch.float32:
+            return {name: head(shared) for name, head in self.taggers.items()}
+        with torch.autocast(shared.device.type, enabled=False):
+            shared = shared.float()
+            return {name: head(shared) for name, head in self.taggers.items()}
+
     def forward(self, batch: ModelInput) -> tuple[Tensor, dict[str, Tensor]]:
         """``(vectors [B, T + 1, output_dim], {column: tag scores [B, T + 1, classes]})``;
         row 0 of the tag scores belongs to the root and means nothing."""
@@ -351,7 +363,7 @@ class Encoder(nn.Module):
         tag_scores: dict[str, Tensor] = {}
         if self.taggers:
             shared = self.dropout(hidden)
-            tag_scores = {name: head(shared) for name, head in self.taggers.items()}
+            tag_scores = self._tag_scores(shared)
             if self.upper_lstm is not None:
                 upper = [shared] + [
                     self._tag_vectors(name, tag_scores[name], batch) for name in self.tag_embeddings

@@ -29,6 +29,13 @@ class TokenTable:
     rows: Tensor
     width: int
 
+    def in_float32(self) -> TokenTable:
+        """This table with float32 rows (a projection computed in bfloat16 has bfloat16 rows,
+        which the search's sums and scores would round)."""
+        if self.rows.dtype == torch.float32:
+            return self
+        return TokenTable(self.rows.float(), self.width)
+
     @property
     def null_row(self) -> int:
         return self.rows.shape[0] - 1

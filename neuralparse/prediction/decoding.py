@@ -17,6 +17,7 @@ import itertools
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +35,12 @@ from neuralparse.pipeline import Predictions
 from neuralparse.prediction.options import PredictionReport, PredictOptions
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
-from neuralparse.runtime.devices import batch_to_device, to_device
+from neuralparse.runtime.devices import (
+    batch_to_device,
+    encoding_precision,
+    native_bfloat16,
+    to_device,
+)
 from neuralparse.search.beam import beam_decode
 from neuralparse.search.graphs import GraphCache, supports_graphs
 from neuralparse.search.greedy import greedy_decode
@@ -53,12 +59,15 @@ def decode(
     """Heads and label ids ``[B, n_max + 1]`` of a batch on the model's device, and the
     predicted tag classes ``{column: [B, n_max]}`` (empty for a gold-tag model).  On CUDA,
     with ``options.cuda_graphs``, the search replays the graphs kept in ``graphs`` (recorded
-    there on first use); without a cache it decodes eagerly."""
+    there on first use); without a cache it decodes eagerly.  The encoder runs at
+    ``options.precision``, the search in float32."""
     model = parser.model
-    table, tag_scores = model.encode_and_tag(batch)
+    device = batch.lengths.device
+    with encoding_precision(device, options.precision):
+        table, tag_scores = model.encode_and_tag(batch)
+    table = table.in_float32()
     tags = model.best_tags(tag_scores)
     beam_size = options.beam_size if options.search == "beam" else None
-    device = batch.lengths.device
     beam = beam_size is not None
     if (
         graphs is not None
@@ -115,7 +124,14 @@ def decode_chunk(
     labels = torch.empty_like(heads)
     tags = {column: torch.empty_like(heads) for column in tag_columns}
     graphs = graphs if graphs is not None else GraphCache()
-    with torch.inference_mode():
+    if options.precision == "bfloat16" and not native_bfloat16(device):
+        warnings.warn(
+            f"precision=bfloat16 on {device}, which has no bfloat16 arithmetic (AVX512-BF16 "
+            "or AMX on a CPU, an Ampere or later GPU): it parses slower than float32",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    with torch.inference_mode(), encoding_precision(device, options.precision):
         char_vectors = parser.model.char_vectors(corpus, device)
     for ids in batches_by_length(corpus.lengths, options):
         lengths = corpus.lengths[ids]

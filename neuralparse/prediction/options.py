@@ -11,6 +11,7 @@ import torch
 
 from neuralparse.errors import InputError
 from neuralparse.io import ReadReport
+from neuralparse.runtime.devices import check_precision
 from neuralparse.search import SEARCHES
 
 TAG_MODES = ("auto", "predict", "keep")
@@ -57,6 +58,12 @@ class PredictOptions:
     deps: str = "clear"
     """DEPS of the output: ``clear`` writes ``_`` (the input's enhanced graph describes the
     input's tree, not the predicted one; empty nodes go with it), ``keep`` leaves it."""
+    precision: str = "float32"
+    """Number format of the sentence encoder (character and sentence BiLSTMs, tagging
+    layers, the scorer's projection): ``float32``, or ``bfloat16``, about twice as fast where
+    the hardware computes it (CPUs with AVX512-BF16 or AMX, Ampere or later GPUs) at slightly
+    different scores (:func:`~neuralparse.runtime.devices.encoding_precision`).  The tagging
+    heads and the search stay in float32."""
     workers: int | str = "auto"
     """Processes that read, encode and write an input file while the model decodes
     (:mod:`neuralparse.pipeline`); 0 parses in this process alone.  ``auto`` uses them for a
@@ -75,6 +82,7 @@ class PredictOptions:
         for name in positive:
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be positive, got {getattr(self, name)}")
+        check_precision(self.precision)
         if self.first_chunk_size is not None and self.first_chunk_size < 1:
             raise InputError(f"first_chunk_size must be positive, got {self.first_chunk_size}")
         if self.workers != "auto" and (

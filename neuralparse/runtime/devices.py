@@ -8,6 +8,7 @@ one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import platform
 from typing import TypeVar
@@ -18,6 +19,8 @@ from torch import Tensor
 from neuralparse.errors import InputError
 
 DEVICE_TYPES = ("cpu", "cuda", "mps")
+PRECISIONS = ("float32", "bfloat16")
+"""The number formats prediction can encode sentences in (:func:`encoding_precision`)."""
 
 
 def resolve_device(name: str | torch.device, setting: str = "device") -> torch.device:
@@ -60,6 +63,38 @@ def batch_to_device(batch: Batch, device: torch.device) -> Batch:
         value = getattr(batch, field.name)
         moved[field.name] = None if value is None else to_device(value, device)
     return dataclasses.replace(batch, **moved)  # type: ignore[type-var]
+
+
+def check_precision(precision: str, device: torch.device | None = None) -> None:
+    """Refuse a precision that is not one of :data:`PRECISIONS`, and ``bfloat16`` on a
+    device other than a CPU or CUDA GPU (``None``: any device)."""
+    if precision not in PRECISIONS:
+        raise InputError(f"precision={precision}: expected one of {', '.join(PRECISIONS)}")
+    if precision == "bfloat16" and device is not None and device.type not in ("cpu", "cuda"):
+        raise InputError(f"precision=bfloat16 is for the CPU and CUDA, not {device.type}")
+
+
+def encoding_precision(device: torch.device, precision: str) -> contextlib.AbstractContextManager:
+    """The context in which prediction encodes sentences at ``precision`` on ``device``:
+    nothing changes for ``float32``; ``bfloat16`` runs torch's matrix products and LSTMs in
+    bfloat16 (``torch.autocast``: 8 bits of mantissa instead of 24, float32 accumulation, the
+    weights left as they are), which CPUs with AVX512-BF16 or AMX and recent GPUs compute
+    about twice as fast."""
+    check_precision(precision, device)
+    if precision == "float32":
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=torch.bfloat16)
+
+
+def native_bfloat16(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 products in hardware (elsewhere they are emulated,
+    slower than float32): AVX512-BF16 or AMX on a CPU, compute capability 8 (Ampere) or later
+    on CUDA."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_capability(device)[0] >= 8
+    return torch.backends.mkldnn.is_available() and bool(
+        torch.ops.mkldnn._is_mkldnn_bf16_supported()
+    )
 
 
 def set_threads(threads: int | None, setting: str = "threads") -> None:
