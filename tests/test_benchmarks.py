@@ -15,6 +15,7 @@ from benchmarks import (
     identical_outputs,
     io_steps,
     length_scaling,
+    precision,
     predict_settings,
     step_operators,
     throughput,
@@ -300,3 +301,21 @@ def test_predict_settings_alternates_the_settings_and_compares_medians(tmp_path:
     }
     with pytest.raises(SystemExit, match="neither"):
         predict_settings.parse_setting("PASSIVE")
+
+
+def test_precision_scores_both_precisions_and_times_them_in_turn(
+    treebank: Path, tmp_path: Path, capsys
+) -> None:
+    checkpoint = untrained_checkpoint(treebank / "train.conllu", tmp_path / "untrained.pt")
+    out = tmp_path / "precision.json"
+    argv = ["--checkpoint", str(checkpoint), "--test", str(treebank / "test.conllu")]
+    assert precision.main([*argv, "--threads", "1", "--rounds", "2", "--out", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert set(result["accuracy"]) == {"float32", "bfloat16"}
+    assert result["accuracy"]["float32"]["same_as_float32"] == 100.0
+    assert 0.0 <= result["accuracy"]["bfloat16"]["las"] <= 100.0
+    words = sum(len(s) for s in read_conllu(treebank / "test.conllu"))
+    assert result["speed"]["words"] == words
+    assert all(len(s) == 2 for s in result["speed"]["seconds"].values())
+    assert result["speed"]["time_ratio_bfloat16"] > 0
+    assert "| bfloat16 |" in capsys.readouterr().out
