@@ -28,7 +28,9 @@ first:
   greedy and beam 8 of the three with and without CUDA graphs on English-EWT test
   (``benchmarks.throughput``);
 * ``epoch_cost_ewt_4000``: ``epoch_cost_ewt`` with batches of 4,000 words instead of 1,000
-  (on the CPU that recipe kept English-EWT's accuracy with a quarter of the updates).
+  (on the CPU that recipe kept English-EWT's accuracy with a quarter of the updates);
+* ``ewt_precision``: English-EWT test parsed with the encoder in float32 and in bfloat16
+  (``benchmarks.precision``: speed, accuracy, predictions that change).
 
 The data root is ``NEURALPARSE_DATA`` (copy the shared treebanks into an ignored folder of the
 checkout and carry it: see ``docs/dev/gpu-checks.md``).
@@ -121,6 +123,16 @@ def _cuda_agreement(ctx: Context) -> list[str]:
 def _device_check(ctx: Context) -> list[str]:
     sentences = "16" if ctx.rehearse else "128"
     return ctx.module("benchmarks.device_check", "--device", ctx.device, "--sentences", sentences)
+
+
+def _precision(ctx: Context) -> list[str]:
+    """Float32 against bfloat16 with the English-EWT model, greedy, on English-EWT test."""
+    tiny = ["--sentences", "40", "--rounds", "1"] if ctx.rehearse else ["--rounds", "3"]
+    common = ["--device", ctx.device, "--threads", "2", "--checkpoint", str(ctx.model("ewt"))]
+    test = ["--test", str(shared_split("UD_English-EWT", "test"))]
+    return ctx.module(
+        "benchmarks.precision", *common, *test, *tiny, "--out", str(ctx.json("ewt_precision"))
+    )
 
 
 def _graphs_hu(ctx: Context) -> list[str]:
@@ -216,6 +228,7 @@ STEPS: tuple[Step, ...] = (
             *("--systems", "arc_eager", "--epochs", "3", "--batch-tokens", "4000"),
         ),
     ),
+    Step("ewt_precision", 0.6, _precision, ("train_ewt",)),
 )
 NAMES = tuple(step.name for step in STEPS)
 

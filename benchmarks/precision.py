@@ -12,7 +12,7 @@ float32's in the same round.  Accuracy needs a trained model; speed does not (th
 weights change no shape), but report it from the model whose accuracy is beside it.
 
     python -m benchmarks.precision --checkpoint CKPT [--treebank UD_English-EWT | --test FILE]
-        [--device cpu] [--threads 2] [--rounds 5] [--beam K]
+        [--sentences N] [--device cpu] [--threads 2] [--rounds 5] [--beam K]
         [--out outputs/benchmarks/precision.json]
 """
 
@@ -95,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", type=Path, required=True)
     parser.add_argument("--treebank", default="UD_English-EWT")
     parser.add_argument("--test", type=Path, help="a gold test file instead of the treebank's")
+    parser.add_argument("--sentences", type=int, default=None, help="the first N only")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
@@ -108,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         test = args.test or treebank_paths(args.treebank, splits=("test",))["test"]
         model = Parser.load(args.checkpoint, device=args.device)
-        gold = read_conllu(test)
+        gold = read_conllu(test)[: args.sentences]
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
