@@ -1,8 +1,8 @@
-"""Device names and thread counts as users write them, checked and made into torch settings;
-and moving batches to a device without making the host wait.
+"""Device names, thread counts and prediction's number format as users write them, checked and
+made into torch settings; and moving batches to a device without making the host wait.
 
-Both are user input: a device that does not exist here (``tpu``, ``cuda:7`` on a machine with
-one GPU, ``cuda`` without CUDA) or a thread count below 1 is an
+All three are user input: a device that does not exist here (``tpu``, ``cuda:7`` on a machine
+with one GPU, ``cuda`` without CUDA), a thread count below 1 or an unknown precision is an
 :class:`~neuralparse.errors.InputError` naming the setting, not a torch traceback.
 """
 
@@ -92,9 +92,11 @@ def native_bfloat16(device: torch.device) -> bool:
     on CUDA."""
     if device.type == "cuda":
         return torch.cuda.get_device_capability(device)[0] >= 8
-    return torch.backends.mkldnn.is_available() and bool(
-        torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
+    if device.type == "cpu":
+        return torch.backends.mkldnn.is_available() and bool(
+            torch.ops.mkldnn._is_mkldnn_bf16_supported()
+        )
+    return False
 
 
 def set_threads(threads: int | None, setting: str = "threads") -> None:
