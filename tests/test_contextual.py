@@ -233,6 +233,28 @@ def test_a_trained_model_records_its_encoder_and_parses(trained: tuple[Path, Pat
     assert len(parsed.heads) == 5 and parsed.heads.count(0) == 1
 
 
+def test_bfloat16_prediction_runs_the_contextual_encoder_in_bfloat16(
+    trained: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parser = Parser.load(trained[1], device="cpu")
+    bert = parser.loaded.contextual.bert
+    dtypes: set[torch.dtype] = set()
+    linear = type(bert)._linear
+
+    def recording(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        out = linear(self, x, name)
+        dtypes.add(out.dtype)
+        return out
+
+    monkeypatch.setattr(type(bert), "_linear", recording)
+    full = parser.parse(["w1 the cat sat ."])
+    assert dtypes == {torch.float32}
+    dtypes.clear()
+    (low,) = parser.parse(["w1 the cat sat ."], precision="bfloat16")
+    assert dtypes == {torch.bfloat16}
+    assert len(low.heads) == len(full[0].heads) == 5 and low.heads.count(0) == 1
+
+
 def test_other_weights_or_no_encoder_are_refused(trained: tuple[Path, Path]) -> None:
     encoder, checkpoint = trained
     original = (encoder / "model.safetensors").read_bytes()

@@ -230,9 +230,11 @@ def parse_sentences(
     check_words(sentences)
     if not sentences:
         return []
-    corpus = EncodedCorpus.build(
-        sentences, parser.vocabs, max_word_chars(parser), parser.contextual
-    )
+    # A contextual encoder computes its features here, at the encoder's precision too.
+    with encoding_precision(device, options.precision):
+        corpus = EncodedCorpus.build(
+            sentences, parser.vocabs, max_word_chars(parser), parser.contextual
+        )
     annotate = Annotator.for_parser(parser, options)
     columns = annotate.tag_classes
     predictions = decode_chunk(

@@ -60,10 +60,11 @@ class PredictOptions:
     input's tree, not the predicted one; empty nodes go with it), ``keep`` leaves it."""
     precision: str = "float32"
     """Number format of the sentence encoder (character and sentence BiLSTMs, tagging
-    layers, the scorer's projection): ``float32``, or ``bfloat16``, about twice as fast where
-    the hardware computes it (CPUs with AVX512-BF16 or AMX, Ampere or later GPUs) at slightly
-    different scores (:func:`~neuralparse.runtime.devices.encoding_precision`).  The tagging
-    heads and the search stay in float32."""
+    layers, the scorer's projection, a contextual encoder's Transformer): ``float32``, or
+    ``bfloat16``, about twice as fast where the hardware computes it (CPUs with AVX512-BF16 or
+    AMX, Ampere or later GPUs) at slightly different scores
+    (:func:`~neuralparse.runtime.devices.encoding_precision`).  The tagging heads and the
+    search stay in float32."""
     workers: int | str = "auto"
     """Processes that read, encode and write an input file while the model decodes
     (:mod:`neuralparse.pipeline`); 0 parses in this process alone.  ``auto`` uses them for a
