@@ -37,6 +37,7 @@ prediction time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -346,9 +347,8 @@ class Encoder(nn.Module):
         Float32 even where prediction encodes in bfloat16 (``torch.autocast``, which makes
         ``shared`` bfloat16): scores rounded to bfloat16's 8-bit mantissa would tie between
         close tags."""
-        if shared.dtype == torch.float32:
-            return {name: head(shared) for name, head in self.taggers.items()}
-        with torch.autocast(shared.device.type, enabled=False):
+        full = shared.dtype == torch.float32
+        with nullcontext() if full else torch.autocast(shared.device.type, enabled=False):
             shared = shared.float()
             return {name: head(shared) for name, head in self.taggers.items()}
 
