@@ -34,6 +34,7 @@ from neuralparse import Parser
 from neuralparse.datasets import treebank_paths
 from neuralparse.errors import InputError
 from neuralparse.evaluation import evaluate
+from neuralparse.evaluation.scores import predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu, write_conllu
 from neuralparse.runtime.devices import PRECISIONS, describe_machine, native_bfloat16
 
@@ -55,11 +56,13 @@ def same_words(ours: Sequence[Sentence], reference: Sequence[Sentence]) -> float
 def accuracy(parser: Parser, gold: list[Sentence], options: dict[str, Any]) -> dict[str, Any]:
     """Scores and parses of the blanked ``gold`` at every precision."""
     blanked = [s.without_tags() for s in gold]
-    tags = "predict" if parser.model.tagged_columns else "keep"
+    columns = parser.model.tagged_columns
+    tags = "predict" if columns else "keep"
     parses = {p: parser.parse(blanked, tags=tags, precision=p, **options) for p in PRECISIONS}
     rows: dict[str, Any] = {}
     for precision, parsed in parses.items():
-        scores = evaluate(gold, parsed).to_dict()
+        # As Parser.evaluate scores: the tag columns the model does not predict are None.
+        scores = predicted_tag_scores_only(evaluate(gold, parsed).to_dict(), columns)
         rows[precision] = {key: scores.get(key) for key in SCORES}
         rows[precision]["same_as_float32"] = same_words(parsed, parses["float32"])
     return rows
