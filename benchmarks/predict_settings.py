@@ -1,5 +1,5 @@
-"""``predict.py``'s speed on one file under several environment settings, with the cores free
-or shared with busy processes.
+"""``predict.py``'s speed on one file under several settings (environment variables and
+``predict.py`` options), with the cores free or shared with busy processes.
 
 Settings that must be made before torch starts (how OpenMP threads wait,
 :mod:`neuralparse.runtime.openmp`; the heap, :mod:`neuralparse.runtime.memory`) can only be
@@ -9,12 +9,16 @@ to the first setting's median.  The time is ``predict.py``'s own (reading, parsi
 model loading excluded), the CPU time the whole process's.  ``--busy N`` keeps N CPU-bound
 processes running beside every run, as on a machine other programs use.
 
-A setting is ``default`` (nothing added) or space-separated ``KEY=VALUE`` pairs.  Without
+A setting is ``default`` (nothing added) or space-separated pairs: an upper-case
+``KEY=VALUE`` sets an environment variable, a lower-case ``key=value`` is a ``predict.py``
+option (``precision=bfloat16``), so a setting can compare options in the same alternated
+rounds as the environment (a fresh process each run, as a user meets them).  Without
 ``--checkpoint`` the parser is an untrained model of the default preset with English-EWT
 train's vocabularies (speed does not depend on the weights); the input is English-EWT test
 with its tags and trees blanked.
 
-    python -m benchmarks.predict_settings [--settings default OMP_WAIT_POLICY=PASSIVE]
+    python -m benchmarks.predict_settings [--settings default OMP_WAIT_POLICY=PASSIVE
+        precision=bfloat16]
         [--rounds 6] [--busy 0 1] [--threads 2] [--input FILE] [--checkpoint PATH]
         [--json-out outputs/benchmarks/predict_settings.json]
 """
@@ -31,6 +35,7 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -51,14 +56,25 @@ DEFAULT_SETTINGS = ("default", "OMP_WAIT_POLICY=PASSIVE")
 _REPORT = re.compile(r"parsed \d+ sentences, (\d+) words in ([0-9.]+)s")
 
 
-def parse_setting(text: str) -> dict[str, str]:
-    """``default`` -> ``{}``; ``"A=1 B=2"`` -> ``{"A": "1", "B": "2"}``."""
+@dataclass(frozen=True)
+class Setting:
+    """What one setting adds to ``predict.py``'s runs."""
+
+    environment: dict[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
+
+
+def parse_setting(text: str) -> Setting:
+    """``default`` -> nothing added; ``"A=1 b=2"`` -> environment ``{"A": "1"}`` and the
+    ``predict.py`` option ``b=2`` (upper-case keys are environment variables)."""
     if text == "default":
-        return {}
+        return Setting()
     pairs = text.split()
     if not all("=" in pair for pair in pairs):
         raise SystemExit(f"--settings: {text!r} is neither 'default' nor KEY=VALUE pairs")
-    return dict(pair.split("=", 1) for pair in pairs)
+    environment = dict(pair.split("=", 1) for pair in pairs if pair.split("=")[0].isupper())
+    options = tuple(pair for pair in pairs if not pair.split("=")[0].isupper())
+    return Setting(environment, options)
 
 
 def run_predict(command: Sequence[str], env: dict[str, str]) -> dict[str, float]:
@@ -137,13 +153,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         checkpoint = args.checkpoint or untrained_checkpoint(
             shared_split("UD_English-EWT", "train"), workdir / "untrained.pt"
         )
-        command = predict_command(checkpoint, source, workdir / "parsed.conllu", args.threads)
+        output = workdir / "parsed.conllu"
         for busy in args.busy:
             runs: dict[str, list[dict[str, float]]] = {text: [] for text in settings}
             with busy_processes(busy):
                 for _ in range(args.rounds):
-                    for text, extra in settings.items():
-                        runs[text].append(run_predict(command, {**os.environ, **extra}))
+                    for text, setting in settings.items():
+                        command = predict_command(
+                            checkpoint, source, output, args.threads, *setting.options
+                        )
+                        environment = {**os.environ, **setting.environment}
+                        runs[text].append(run_predict(command, environment))
             reference = statistics.median(run["seconds"] for run in runs[args.settings[0]])
             for text in settings:
                 row = {"busy": busy, "setting": text, **summarise(runs[text], reference)}

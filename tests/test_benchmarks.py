@@ -284,7 +284,7 @@ def test_predict_settings_alternates_the_settings_and_compares_medians(tmp_path:
     source = write_corpus(tmp_path / "input.conllu", corpus)
     checkpoint = untrained_checkpoint(source, tmp_path / "untrained.pt")
     out = tmp_path / "settings.json"
-    settings = ["default", "NEURALPARSE_MEMORY_TUNING=0 OMP_WAIT_POLICY=PASSIVE"]
+    settings = ["default", "NEURALPARSE_MEMORY_TUNING=0 OMP_WAIT_POLICY=PASSIVE tags=keep"]
     assert predict_settings.main(["--settings", *settings, "--rounds", "2", "--threads", "1",
                                   "--input", str(source), "--checkpoint", str(checkpoint),
                                   "--json-out", str(out)]) == 0  # fmt: skip
@@ -295,10 +295,13 @@ def test_predict_settings_alternates_the_settings_and_compares_medians(tmp_path:
     for row in rows:
         assert len(row["runs"]) == 2 and all(run["words"] == words for run in row["runs"])
         assert row["min_seconds"] <= row["median_seconds"] <= row["max_seconds"]
-    assert predict_settings.parse_setting(settings[1]) == {
-        "NEURALPARSE_MEMORY_TUNING": "0",
-        "OMP_WAIT_POLICY": "PASSIVE",
-    }
+    assert predict_settings.parse_setting(settings[1]) == predict_settings.Setting(
+        {"NEURALPARSE_MEMORY_TUNING": "0", "OMP_WAIT_POLICY": "PASSIVE"}, ("tags=keep",)
+    )
+    with pytest.raises(RuntimeError, match="precision=half"):  # an option predict.py refuses
+        predict_settings.main(["--settings", "precision=half", "--rounds", "1", "--threads", "1",
+                               "--input", str(source), "--checkpoint", str(checkpoint),
+                               "--json-out", str(out)])  # fmt: skip
     with pytest.raises(SystemExit, match="neither"):
         predict_settings.parse_setting("PASSIVE")
 
