@@ -25,11 +25,13 @@ test: venv
 	$(VENV)/bin/ruff format --check .
 	$(PY) -m pytest -q -n auto --dist loadfile $(ARGS)
 
-# Every system's parses against those of commit c499836 (benchmarks/identical_outputs.py;
-# a few minutes on one thread): exit status 1 lists the outputs that differ.
+# Every system's parses by the working tree against those of the library of commit BASE
+# (default HEAD: the uncommitted changes), both made on this machine
+# (benchmarks/identical_outputs.py; about four minutes on one thread): exit status 1 lists
+# the outputs that differ.
+BASE ?= HEAD
 identical-outputs: venv
-	OMP_NUM_THREADS=1 $(PY) -m benchmarks.identical_outputs \
-		--check docs/measurements/identical_outputs_c499836.json $(ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m benchmarks.identical_outputs --against $(BASE) $(ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check --fix .

@@ -8,8 +8,17 @@ through the library's public prediction path (``Parser.parse_file``, tags predic
 SHA-256 of every output file is recorded (``--record FILE``) or compared with a record
 (``--check FILE``: exit status 1 and the list of differences when any output differs)::
 
-    python -m benchmarks.identical_outputs --record docs/measurements/identical_outputs_NEW.json
-    python -m benchmarks.identical_outputs --check docs/measurements/identical_outputs_c499836.json
+    python -m benchmarks.identical_outputs --record outputs/identical_outputs.json
+    python -m benchmarks.identical_outputs --check outputs/identical_outputs.json
+
+Float arithmetic differs between CPUs (a kernel for AVX512 sums in another order than one for
+AVX2), so a record made on one machine need not match any code on another: the record names
+its CPU, and ``--check`` says so when this machine's differs.  ``--against REV`` avoids
+records altogether: it runs this script on the library of commit ``REV`` (a ``git archive``
+of it, in a subprocess) and then on the working tree, both here, and compares the two::
+
+    python -m benchmarks.identical_outputs --against HEAD      # uncommitted changes
+    python -m benchmarks.identical_outputs --against main~3    # the last three commits too
 
 The record also keeps each output's UAS against the gold dev trees, to show that the model is
 trained (a parse that only shifts would be identical too).  Treebanks missing under the data
@@ -25,6 +34,7 @@ import argparse
 import hashlib
 import json
 import logging
+import os
 import platform
 import shlex
 import subprocess
@@ -72,6 +82,20 @@ def head_file(source: Path, count: int, dest: Path) -> int:
             out.write(block)
             copied += 1
     return copied
+
+
+def cpu_description() -> dict[str, str]:
+    """This machine's CPU: its model name and the instruction set torch's kernels use."""
+    import torch
+
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"model": model, "capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def sha256(path: Path) -> str:
@@ -193,6 +217,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "commit": args.commit or library_commit(library),
         "torch": torch.__version__,
         "python": platform.python_version(),
+        "cpu": cpu_description(),
         "settings": {
             "systems": systems,
             "train_treebank": args.train_treebank,
@@ -237,6 +262,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--record", metavar="FILE", help="write the hashes to FILE (JSON)")
     mode.add_argument("--check", metavar="FILE", help="compare with the hashes of FILE")
+    mode.add_argument(
+        "--against", metavar="REV", help="compare with the library of commit REV, run here"
+    )
     parser.add_argument("--systems", nargs="+", metavar="NAME", help=f"of {list(SYSTEMS)}")
     parser.add_argument("--data-root", help="the UD data root (default: data_root())")
     parser.add_argument("--treebanks", nargs="+", default=list(SHARED_TREEBANKS))
@@ -255,17 +283,99 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+SETTING_OPTIONS = (
+    "systems", "data_root", "treebanks", "train_treebank", "train_sentences",
+    "train_dev_sentences", "dev_sentences", "epochs", "batch_tokens", "beam", "seed", "threads",
+)  # fmt: skip
+"""The options that decide the outputs: ``--against`` passes them on to the base commit's run."""
+
+
+def record_of_commit(rev: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """The record of the library of commit ``rev`` of this repository, made here by this
+    script in a subprocess on a ``git archive`` of the commit (so that only the library
+    differs between the two runs)."""
+    repository = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(repository), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        raise SystemExit(f"--against {rev}: not a commit of the repository {repository}") from None
+    base = work / f"base-{commit[:12]}"
+    (base / "benchmarks").mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(repository), "archive", commit], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+    # This script, not the commit's own (which may be older or absent), drives its library.
+    for name in ("__init__.py", "identical_outputs.py"):
+        (base / "benchmarks" / name).write_bytes((Path(__file__).parent / name).read_bytes())
+    record = work / f"record-{commit[:12]}.json"
+    command = [sys.executable, "-m", "benchmarks.identical_outputs", "--record", str(record)]
+    command += ["--commit", commit]
+    for option in SETTING_OPTIONS:
+        value = getattr(args, option)
+        if value is not None:
+            flag = "--" + option.replace("_", "-")
+            command += [flag, *map(str, value)] if isinstance(value, list) else [flag, str(value)]
+    print(f"the library of {rev} ({commit[:12]}), from a git archive:", file=sys.stderr)
+    environment = {**os.environ, "PYTHONPATH": str(base)}
+    done = subprocess.run(command, cwd=base, env=environment)
+    if done.returncode != 0:
+        raise SystemExit(f"--against {rev}: the run on that commit's library failed")
+    print("the working tree:", file=sys.stderr)
+    return json.loads(record.read_text(encoding="utf-8"))
+
+
+def compare(
+    expected: dict[str, Any], record: dict[str, Any], name: str, args: argparse.Namespace
+) -> int:
+    """Print whether ``record``'s outputs equal ``expected``'s (those of the systems and
+    treebanks asked for, when a subset was run); 1 when any differs."""
+    wanted = {
+        key: value
+        for key, value in expected["outputs"].items()
+        if key.split("/")[1] in args.treebanks
+        and (not args.systems or key.split("/")[0] in args.systems)
+    }
+    settings = dict(expected.get("settings") or {})
+    if args.systems:
+        settings["systems"] = record["settings"]["systems"]
+    if set(args.treebanks) != set(SHARED_TREEBANKS):
+        settings["treebanks"] = record["settings"]["treebanks"]
+    if settings != record["settings"]:
+        print(f"note: settings differ from the record's: {expected.get('settings')}")
+    if expected.get("cpu") != record["cpu"]:
+        made_on = "a CPU it does not name"
+        if expected.get("cpu"):
+            made_on = "{model} ({capability})".format(**expected["cpu"])
+        here = "{model} ({capability})".format(**record["cpu"])
+        print(
+            f"note: {name} was made on {made_on}, this machine is {here}: float arithmetic "
+            "may differ between them, and outputs with it; --against REV compares on one machine"
+        )
+    lines = differences(wanted, record["outputs"])
+    if lines:
+        print(f"{len(lines)} of {len(record['outputs'])} outputs differ from {name}:")
+        print("\n".join(f"  {line}" for line in lines))
+        return 1
+    print(f"all {len(record['outputs'])} outputs identical to {name}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("neuralparse").setLevel(logging.WARNING)
     started = time.perf_counter()
-    if args.workdir:
-        Path(args.workdir).mkdir(parents=True, exist_ok=True)
-        record = run(args, Path(args.workdir))
-    else:
-        with tempfile.TemporaryDirectory(prefix="identical_outputs_") as work:
-            record = run(args, Path(work))
+    with tempfile.TemporaryDirectory(prefix="identical_outputs_") as temporary:
+        expected = None
+        if args.against:
+            expected = record_of_commit(args.against, args, Path(temporary))
+        work = Path(args.workdir) if args.workdir else Path(temporary) / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        record = run(args, work)
     given = sys.argv[1:] if argv is None else list(argv)
     command = shlex.join(["python", "-m", "benchmarks.identical_outputs", *given])
     record = {
@@ -278,21 +388,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.record).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         print(f"{len(record['outputs'])} output hashes written to {args.record}")
         return 0
+    if expected is not None:
+        return compare(expected, record, f"the library of {args.against}", args)
     expected = json.loads(Path(args.check).read_text(encoding="utf-8"))
-    wanted = expected["outputs"]
-    settings = dict(expected.get("settings") or {})
-    if args.systems:  # a subset is checked against the record's outputs of those systems
-        wanted = {k: v for k, v in wanted.items() if k.split("/")[0] in args.systems}
-        settings["systems"] = record["settings"]["systems"]
-    lines = differences(wanted, record["outputs"])
-    if settings != record["settings"]:
-        print(f"note: settings differ from the record's: {expected.get('settings')}")
-    if lines:
-        print(f"{len(lines)} of {len(record['outputs'])} outputs differ from {args.check}:")
-        print("\n".join(f"  {line}" for line in lines))
-        return 1
-    print(f"all {len(record['outputs'])} outputs identical to {args.check}")
-    return 0
+    return compare(expected, record, args.check, args)
 
 
 if __name__ == "__main__":

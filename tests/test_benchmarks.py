@@ -4,6 +4,8 @@ write valid JSON and PNG files, and what they count is right where it is known e
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from benchmarks import (
     throughput,
     transition_cost,
 )
-from benchmarks.common import untrained_checkpoint
+from benchmarks.common import ROOT, untrained_checkpoint
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
@@ -236,6 +238,37 @@ def test_identical_outputs_records_then_checks(tmp_path: Path, capsys) -> None:
     assert identical_outputs.main([*subset, "--check", str(record)]) == 0
     out = capsys.readouterr().out
     assert "all 2 outputs identical" in out and "settings differ" not in out
+    assert "was made on" not in out  # the record names this machine's CPU
+    # A record from another CPU (or one that does not name its CPU) is flagged as such.
+    del recorded["cpu"]
+    record.write_text(json.dumps(recorded), encoding="utf-8")
+    assert identical_outputs.main([*subset, "--check", str(record)]) == 0
+    assert "made on a CPU it does not name" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("tar") is None, reason="no git")
+def test_identical_outputs_against_a_commit_runs_its_library_here(tmp_path: Path, capsys) -> None:
+    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True)
+    if found.returncode:
+        pytest.skip(f"{ROOT} is not a git checkout")
+    root = tmp_path / "ud"
+    (root / "UD_English-EWT").mkdir(parents=True)
+    write_corpus(root / "UD_English-EWT" / "train.conllu", make_corpus(20, seed=1, max_words=6))
+    write_corpus(root / "UD_English-EWT" / "dev.conllu", make_corpus(4, seed=2, max_words=6))
+    argv = ["--data-root", str(root), "--systems", "arc_standard", "--epochs", "1"]
+    argv += ["--dev-sentences", "3", "--beam", "2", "--treebanks", "UD_English-EWT"]
+    head = found.stdout.decode().strip()
+    args = identical_outputs.parse_args([*argv, "--against", "HEAD"])
+    record = identical_outputs.record_of_commit("HEAD", args, tmp_path)
+    # Made from an archive of the commit (not the working tree), with the settings asked for.
+    assert record["commit"] == head and "base-" in record["library"]
+    assert sorted(record["outputs"]) == [
+        "arc_standard/UD_English-EWT/beam", "arc_standard/UD_English-EWT/greedy"
+    ]  # fmt: skip
+    assert record["settings"]["dev_sentences"] == 3 and record["settings"]["beam"] == 2
+    assert "from a git archive" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="not a commit"):
+        identical_outputs.main([*argv, "--against", "no-such-revision"])
 
 
 def test_io_steps_round_trips_a_file_byte_for_byte(treebank: Path, capsys) -> None:
