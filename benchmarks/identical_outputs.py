@@ -85,7 +85,9 @@ def head_file(source: Path, count: int, dest: Path) -> int:
 
 
 def cpu_description() -> dict[str, str]:
-    """This machine's CPU: its model name and the instruction set torch's kernels use."""
+    """This machine's CPU: its model name and the instruction set torch's kernels use (the
+    library's :func:`~neuralparse.runtime.devices.describe_machine`, read here so that older
+    libraries, which lack those fields, are described alike)."""
     import torch
 
     model = platform.processor() or platform.machine()

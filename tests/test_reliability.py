@@ -11,6 +11,7 @@ import io
 import json
 import logging
 import os
+import platform
 import signal
 import stat
 import subprocess
@@ -34,7 +35,7 @@ from neuralparse.runtime import checkpoint as checkpoint_module
 from neuralparse.runtime import memory, openmp
 from neuralparse.runtime.checkpoint import CheckpointError, load_parser, save_checkpoint
 from neuralparse.runtime.cli import USER_ERROR
-from neuralparse.runtime.devices import resolve_device, set_threads
+from neuralparse.runtime.devices import cpu_model, describe_machine, resolve_device, set_threads
 from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.training import trainer as trainer_module
 from neuralparse.training.trainer import LAST_NAME, METRICS_NAME, forget_epochs_after, train
@@ -748,6 +749,23 @@ def test_devices_this_machine_lacks_are_input_errors(monkeypatch: pytest.MonkeyP
     with pytest.raises(InputError, match=r"device=cuda:7 but this machine has 1 CUDA device\(s\)"):
         resolve_device("cuda:7")
     assert resolve_device("cuda:0") == torch.device("cuda:0")
+
+
+def test_measurements_name_the_cpu_and_its_instruction_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = describe_machine(CPU)
+    capabilities = {"DEFAULT", "VSX", "Z VECTOR", "NO AVX", "AVX2", "AVX512", "SVE256"}
+    assert info["cpu_capability"] in capabilities
+    assert info["cpu_model"] and "gpu" not in info
+    # Without /proc/cpuinfo (macOS, Windows) the model falls back to the architecture.
+    real_open = open
+
+    def no_cpuinfo(path, *args, **kwargs):
+        if str(path) == "/proc/cpuinfo":
+            raise FileNotFoundError(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", no_cpuinfo)
+    assert cpu_model() == (platform.processor() or platform.machine())
 
 
 def test_thread_counts_below_one_are_input_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,15 +108,30 @@ def set_threads(threads: int | None, setting: str = "threads") -> None:
     torch.set_num_threads(threads)
 
 
+def cpu_model() -> str:
+    """The CPU's model name (from ``/proc/cpuinfo`` where there is one), else its architecture."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def describe_machine(device: torch.device) -> dict[str, object]:
     """What a measurement ran on, for the JSON of benchmarks: device, torch threads, torch and
-    Python versions, CPU, and the GPU's name on CUDA."""
+    Python versions, CPU (architecture, model and the instruction set torch's kernels use:
+    speed and float rounding depend on it), and the GPU's name on CUDA."""
     info: dict[str, object] = {
         "device": str(device),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "python": platform.python_version(),
         "cpu": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(device)
