@@ -286,10 +286,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 SETTING_OPTIONS = (
-    "systems", "data_root", "treebanks", "train_treebank", "train_sentences",
+    "systems", "treebanks", "train_treebank", "train_sentences",
     "train_dev_sentences", "dev_sentences", "epochs", "batch_tokens", "beam", "seed", "threads",
 )  # fmt: skip
-"""The options that decide the outputs: ``--against`` passes them on to the base commit's run."""
+"""The options that decide the outputs: ``--against`` passes them on to the base commit's run
+(and the data root, made absolute)."""
 
 
 def record_of_commit(rev: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
@@ -316,6 +317,11 @@ def record_of_commit(rev: str, args: argparse.Namespace, work: Path) -> dict[str
     record = work / f"record-{commit[:12]}.json"
     command = [sys.executable, "-m", "benchmarks.identical_outputs", "--record", str(record)]
     command += ["--commit", commit]
+    from neuralparse.datasets import data_root
+
+    # The run's directory is the archive: a relative data root would resolve there.
+    root = Path(args.data_root) if args.data_root else data_root()
+    command += ["--data-root", str(root.resolve())]
     for option in SETTING_OPTIONS:
         value = getattr(args, option)
         if value is not None:

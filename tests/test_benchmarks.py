@@ -247,7 +247,9 @@ def test_identical_outputs_records_then_checks(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.skipif(shutil.which("git") is None or shutil.which("tar") is None, reason="no git")
-def test_identical_outputs_against_a_commit_runs_its_library_here(tmp_path: Path, capsys) -> None:
+def test_identical_outputs_against_a_commit_runs_its_library_here(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True)
     if found.returncode:
         pytest.skip(f"{ROOT} is not a git checkout")
@@ -255,7 +257,8 @@ def test_identical_outputs_against_a_commit_runs_its_library_here(tmp_path: Path
     (root / "UD_English-EWT").mkdir(parents=True)
     write_corpus(root / "UD_English-EWT" / "train.conllu", make_corpus(20, seed=1, max_words=6))
     write_corpus(root / "UD_English-EWT" / "dev.conllu", make_corpus(4, seed=2, max_words=6))
-    argv = ["--data-root", str(root), "--systems", "arc_standard", "--epochs", "1"]
+    monkeypatch.chdir(tmp_path)  # a data root relative to here, not to the archive's run
+    argv = ["--data-root", "ud", "--systems", "arc_standard", "--epochs", "1"]
     argv += ["--dev-sentences", "3", "--beam", "2", "--treebanks", "UD_English-EWT"]
     head = found.stdout.decode().strip()
     args = identical_outputs.parse_args([*argv, "--against", "HEAD"])
