@@ -163,18 +163,24 @@ def library_commit(library: Path) -> str | None:
     return done.stdout.strip()
 
 
+def treebank_root(args: argparse.Namespace) -> Path:
+    """The UD data root the run reads: ``--data-root``, else the library's default."""
+    from neuralparse.datasets import data_root
+
+    return Path(args.data_root) if args.data_root else data_root()
+
+
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Train and parse; returns the record (settings and ``outputs``)."""
     import torch
 
     import neuralparse
     from neuralparse.api import Parser
-    from neuralparse.datasets import data_root
     from neuralparse.systems import SYSTEMS
     from neuralparse.training.trainer import train
 
     torch.set_num_threads(args.threads)
-    root = Path(args.data_root) if args.data_root else data_root()
+    root = treebank_root(args)
     systems = args.systems or list(SYSTEMS)
     unknown = sorted(set(systems) - set(SYSTEMS))
     if unknown:
@@ -316,12 +322,8 @@ def record_of_commit(rev: str, args: argparse.Namespace, work: Path) -> dict[str
         (base / "benchmarks" / name).write_bytes((Path(__file__).parent / name).read_bytes())
     record = work / f"record-{commit[:12]}.json"
     command = [sys.executable, "-m", "benchmarks.identical_outputs", "--record", str(record)]
-    command += ["--commit", commit]
-    from neuralparse.datasets import data_root
-
     # The run's directory is the archive: a relative data root would resolve there.
-    root = Path(args.data_root) if args.data_root else data_root()
-    command += ["--data-root", str(root.resolve())]
+    command += ["--commit", commit, "--data-root", str(treebank_root(args).resolve())]
     for option in SETTING_OPTIONS:
         value = getattr(args, option)
         if value is not None:

@@ -72,9 +72,14 @@ def parse_setting(text: str) -> Setting:
     pairs = text.split()
     if not all("=" in pair for pair in pairs):
         raise SystemExit(f"--settings: {text!r} is neither 'default' nor KEY=VALUE pairs")
-    environment = dict(pair.split("=", 1) for pair in pairs if pair.split("=")[0].isupper())
-    options = tuple(pair for pair in pairs if not pair.split("=")[0].isupper())
-    return Setting(environment, options)
+    environment, options = {}, []
+    for pair in pairs:
+        key, value = pair.split("=", 1)
+        if key.isupper():
+            environment[key] = value
+        else:
+            options.append(pair)
+    return Setting(environment, tuple(options))
 
 
 def run_predict(command: Sequence[str], env: dict[str, str]) -> dict[str, float]:
