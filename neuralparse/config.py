@@ -148,6 +148,10 @@ class ModelConfig:
     feats_loss_weight: float = 1.0
     """Weight of the FEATS head's cross-entropy (0: no FEATS head); the whole FEATS string of a
     word is one class."""
+    arc_loss_weight: float = 0.0
+    """Weight of an auxiliary loss in training: a biaffine scorer on the top BiLSTM layer
+    picks each word's head and relation (:mod:`neuralparse.model.arcs`; 0: none).  It only
+    trains the encoder; parsing never computes it."""
     gold_tag_rate: float = 0.5
     """With `tag_input=predicted`: the probability that a training word's upper layers read
     its gold tag instead of the predicted one."""
@@ -194,6 +198,8 @@ class ModelConfig:
         weights = (self.upos_loss_weight, self.xpos_loss_weight, self.feats_loss_weight)
         if min(weights) < 0:
             raise InputError("tag loss weights must not be negative")
+        if self.arc_loss_weight < 0:
+            raise InputError(f"model.arc_loss_weight={self.arc_loss_weight} < 0")
         if not 0.0 <= self.gold_tag_rate <= 1.0:
             raise InputError(f"model.gold_tag_rate={self.gold_tag_rate} is not a probability")
         if self.pretrained_max_words < 0:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from neuralparse.evaluation.conll18 import universal_label
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.vocab import PAD_INDEX, Vocabularies, normalize_form, split_feats
 
@@ -33,7 +34,9 @@ class WordColumns:
     only uses them as training targets.  ``pretrained`` are the words' entries in the
     pretrained vectors' vocabulary (a model with ``model.pretrained_vectors``), ``contextual``
     their float16 features from the contextual encoder (``model.contextual``; ``[N, D]`` in a
-    corpus, ``[B, T, D]`` in a batch).
+    corpus, ``[B, T, D]`` in a batch).  ``heads`` and ``relations`` are the gold tree (each
+    word's head, 0 = the root, and its relation's index) for the auxiliary arc scorer's loss:
+    training corpora of a model with ``model.arc_loss_weight`` have them, nothing else does.
     """
 
     upos: Tensor | None
@@ -42,6 +45,8 @@ class WordColumns:
     feats_classes: Tensor | None = None
     pretrained: Tensor | None = None
     contextual: Tensor | None = None
+    heads: Tensor | None = None
+    relations: Tensor | None = None
 
 
 @dataclass
@@ -112,9 +117,12 @@ class EncodedCorpus(WordColumns):
         vocabs: Vocabularies,
         max_word_chars: int = 24,
         contextual: ContextualEncoder | None = None,
+        *,
+        gold_arcs: bool = False,
     ) -> EncodedCorpus:
         """Encode ``sentences``; a model that reads contextual features
-        (``vocabs.contextual``) needs their ``contextual`` encoder."""
+        (``vocabs.contextual``) needs their ``contextual`` encoder.  With ``gold_arcs`` (a
+        training corpus) and relation vocabularies, the gold trees are kept too."""
         if (contextual is None) != (vocabs.contextual is None):
             raise ValueError(
                 "the vocabularies and the contextual encoder disagree: "
@@ -143,6 +151,12 @@ class EncodedCorpus(WordColumns):
         if vocabs.chars is None:
             form_ids = None
         features = contextual.features([s.forms for s in sentences]) if contextual else None
+        heads = relations = None
+        if gold_arcs and vocabs.relations is not None:
+            heads = torch.tensor([h for s in sentences for h in s.heads], dtype=torch.long)
+            relations = torch.tensor(
+                vocabs.relations.encode([universal_label(r) for s in sentences for r in s.deprels])
+            )
         return cls(
             starts,
             lengths,
@@ -155,6 +169,8 @@ class EncodedCorpus(WordColumns):
             feats_classes=feats_classes,
             pretrained=pretrained,
             contextual=features,
+            heads=heads,
+            relations=relations,
         )
 
     def __len__(self) -> int:
@@ -196,4 +212,6 @@ class EncodedCorpus(WordColumns):
             feats_classes=take(self.feats_classes),
             pretrained=take(self.pretrained),
             contextual=take(self.contextual),
+            heads=take(self.heads),
+            relations=take(self.relations),
         )

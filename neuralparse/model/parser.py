@@ -1,5 +1,5 @@
 """The parser network: :class:`Encoder` (BiLSTM and tagging heads) + :class:`Scorer` (MLP)
-for one system."""
+for one system, and in training the auxiliary :class:`ArcScorer`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from neuralparse.config import ModelConfig
+from neuralparse.model.arcs import ArcScorer, ArcScores
 from neuralparse.model.encoder import Encoder, best_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.scorer import Scorer, TokenTable
@@ -42,6 +43,18 @@ class Positions(NamedTuple):
     """``[S, E]`` summary features, for systems that have them."""
 
 
+class ModelScores(NamedTuple):
+    """What :meth:`ParserModel.forward` computes for training."""
+
+    actions: Tensor
+    """``[S, A]`` the action scores of the configurations."""
+    tags: dict[str, Tensor]
+    """``{column: [B, T + 1, classes]}`` the tagging heads' scores."""
+    arcs: ArcScores | None
+    """The auxiliary arc scorer's scores (a model with ``arc_loss_weight``, given a batch
+    with gold ``heads``), else None."""
+
+
 class ParserModel(nn.Module):
     """Scores a system's actions: encode a batch once (:meth:`encode`, or
     :meth:`encode_and_tag` for the tagging heads' scores too), then score any number of
@@ -69,6 +82,13 @@ class ParserModel(nn.Module):
             self.config.dropout,
             n_summary,
         )
+        self.arcs = None
+        if self.config.arc_loss_weight > 0:
+            if vocabs.relations is None:
+                raise ValueError("model.arc_loss_weight needs the relation vocabulary")
+            self.arcs = ArcScorer(
+                self.encoder.output_dim, len(vocabs.relations), self.config.dropout
+            )
 
     @classmethod
     def for_system(
@@ -131,17 +151,23 @@ class ParserModel(nn.Module):
 
     def forward(
         self, batch: ModelInput, configurations: Positions | Callable[[TokenTable], Positions]
-    ) -> tuple[Tensor, dict[str, Tensor]]:
-        """Action scores of the configurations and the tagging heads' scores of the batch.
+    ) -> ModelScores:
+        """Action scores of the configurations, the tagging heads' scores of the batch and,
+        when the model has the auxiliary arc scorer and the batch its gold heads, the arc
+        scores.
 
         ``configurations`` may also be a function of the batch's token table that finds them
         (the dynamic oracle's exploring parse): the encoding it reads is then the one that is
         trained, computed once (and inside this call, which is what data-parallel training
         synchronises)."""
-        table, tag_scores = self.encode_and_tag(batch)
+        vectors, tag_scores = self.encoder(batch)
+        table = self.scorer.project(vectors)
         if callable(configurations):
             configurations = configurations(table)
-        return self.score(table, *configurations), tag_scores
+        arcs = None
+        if self.arcs is not None and batch.heads is not None:
+            arcs = self.arcs(vectors, batch.heads)
+        return ModelScores(self.score(table, *configurations), tag_scores, arcs)
 
     def describe(self) -> dict[str, Any]:
         """Plain-data description (for checkpoints and logs)."""

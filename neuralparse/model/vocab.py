@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from neuralparse.evaluation.conll18 import universal_label
 from neuralparse.model.contextual import ContextualSpec
 from neuralparse.model.vectors import read_vectors
 
@@ -175,6 +176,9 @@ class Vocabularies:
     contextual: ContextualSpec | None = None
     """The contextual encoder the model reads features of (not a vocabulary: what encoding a
     corpus needs besides the vocabularies)."""
+    relations: Vocabulary | None = None
+    """The universal part of DEPREL, for the auxiliary arc scorer's relations
+    (``model.arc_loss_weight``)."""
 
     def tag_classes(self, columns: Iterable[str]) -> dict[str, Vocabulary]:
         """The class vocabularies of the tagging heads for ``columns`` (``upos``, ``xpos``,
@@ -183,12 +187,12 @@ class Vocabularies:
         return {name: found[name] for name in columns if found[name] is not None}
 
     def to_dict(self) -> dict[str, Any]:
-        # Without vectors or a contextual encoder the dict stays what it was before they
-        # existed, so that resuming from an older checkpoint still finds the same vocabularies.
+        # Without vectors, a contextual encoder or relations the dict stays what it was before
+        # they existed, so that resuming from an older checkpoint finds the same vocabularies.
         return {
             name: (vocab.to_dict() if vocab is not None else None)
             for name, vocab in vars(self).items()
-            if not (name in ("pretrained", "contextual") and vocab is None)
+            if not (name in ("pretrained", "contextual", "relations") and vocab is None)
         }
 
     @classmethod
@@ -222,13 +226,15 @@ def build_vocabularies(
     pretrained_vectors: str | None = None,
     pretrained_max_words: int = 0,
     contextual: ContextualSpec | None = None,
+    relations: bool = False,
 ) -> Vocabularies:
     """Vocabularies of the training sentences (objects with ``forms``, ``upos``, ``xpos``,
     ``feats``); a column enters only when enabled and present in the data.  FEATS gets its
     pair vocabulary (gold-tag input) when ``feats_pairs``, else its class vocabulary (the
     tagging head's).  With ``pretrained_vectors`` (a file path), the vocabulary of the vectors
     (:func:`pretrained_vocabulary`) keeps up to ``pretrained_max_words`` words that training
-    never saw.  ``contextual`` records the contextual encoder the model reads."""
+    never saw.  ``contextual`` records the contextual encoder the model reads.  With
+    ``relations``, the sentences' ``deprels`` give the relation vocabulary (universal part)."""
     forms = [f for s in sentences for f in s.forms]
     upos = [t for s in sentences for t in s.upos]
     xpos = [t for s in sentences for t in s.xpos]
@@ -254,6 +260,11 @@ def build_vocabularies(
             else None
         ),
         contextual=contextual,
+        relations=(
+            Vocabulary.build(universal_label(r) for s in sentences for r in s.deprels)
+            if relations
+            else None
+        ),
     )
 
 
@@ -273,4 +284,5 @@ def vocabularies_for(
         pretrained_vectors=model.pretrained_vectors,
         pretrained_max_words=model.pretrained_max_words,
         contextual=contextual,
+        relations=model.arc_loss_weight > 0,
     )

@@ -30,7 +30,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.model.inputs import ModelInput
-from neuralparse.model.parser import ParserModel, Positions, summary_features
+from neuralparse.model.parser import ModelScores, ParserModel, Positions, summary_features
 from neuralparse.model.scorer import NEG_INF, TokenTable, mask_illegal
 from neuralparse.systems import TransitionSystem
 
@@ -131,11 +131,10 @@ class Explorer:
 
     def loss(
         self, model: torch.nn.Module, batch: ModelInput, ids: Tensor
-    ) -> tuple[Tensor, dict[str, Tensor]]:
+    ) -> tuple[Tensor, ModelScores]:
         """The mean transition loss over the configurations an exploring parse of ``batch``
-        (the sentences ``ids``, on the model's device) went through, and the tagging heads'
-        scores (``model``: a :class:`ParserModel`, possibly wrapped for data-parallel
-        training)."""
+        (the sentences ``ids``, on the model's device) went through, and the model's scores
+        (``model``: a :class:`ParserModel`, possibly wrapped for data-parallel training)."""
         parser: ParserModel = getattr(model, "module", model)
         trees = [self.trees[i] for i in ids.tolist()]
         seen: ExploredConfigurations | None = None
@@ -147,8 +146,8 @@ class Explorer:
             )
             return Positions(seen.position, seen.tokens, seen.summary)
 
-        scores, tag_scores = model(batch, parse)
+        model_scores = model(batch, parse)
         assert seen is not None  # parse() ran inside the forward pass
-        scores = mask_illegal(scores, seen.legal)
+        scores = mask_illegal(model_scores.actions, seen.legal)
         on_targets = torch.logsumexp(scores.masked_fill(~seen.targets, NEG_INF), 1)
-        return (torch.logsumexp(scores, 1) - on_targets).mean(), tag_scores
+        return (torch.logsumexp(scores, 1) - on_targets).mean(), model_scores

@@ -1,12 +1,14 @@
 """The loss of one training batch: the transition scorer's cross-entropy on the static
 oracle's configurations (extracted once, :mod:`.examples`) or on those an exploring parse
-reached (the dynamic oracle, :mod:`.exploration`), plus the tagging heads' cross-entropies."""
+reached (the dynamic oracle, :mod:`.exploration`), plus the tagging heads' cross-entropies and
+the auxiliary arc scorer's (:mod:`neuralparse.model.arcs`)."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
+from neuralparse.model.arcs import ArcScores
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import Positions
@@ -34,6 +36,25 @@ def tag_loss(
     return total
 
 
+def arc_loss(scores: ArcScores, batch: ModelInput) -> torch.Tensor:
+    """The mean cross-entropies of the gold heads and of the gold relations over the words of
+    ``batch`` (the auxiliary arc scorer's loss)."""
+    if batch.heads is None or batch.relations is None:
+        raise ValueError("the auxiliary arc loss needs the batch's gold heads and relations")
+    positions = torch.arange(scores.arcs.shape[2], device=batch.lengths.device)
+    # A word's head is the root or a word of its sentence, never padding.
+    outside = positions[None, None, :] > batch.lengths[:, None, None]
+    arcs = scores.arcs.masked_fill(outside, float("-inf"))
+    words = positions[None, 1:] <= batch.lengths[:, None]
+    heads = batch.heads.masked_fill(~words, -1)
+    head_loss = F.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=-1)
+    relations = batch.relations.masked_fill(~words, PAD_INDEX)
+    relation_loss = F.cross_entropy(
+        scores.relations.flatten(0, 1), relations.flatten(), ignore_index=PAD_INDEX
+    )
+    return head_loss + relation_loss
+
+
 def loss_on_batch(
     model: torch.nn.Module,
     corpus: EncodedCorpus,
@@ -43,8 +64,8 @@ def loss_on_batch(
     explorer: Explorer | None = None,
 ) -> tuple[torch.Tensor, int]:
     """Mean cross-entropy over the legal actions of every oracle configuration of the
-    sentences ``ids``, in one tensor batch, plus the weighted tagging losses; also returns the
-    number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
+    sentences ``ids``, in one tensor batch, plus the weighted tagging and arc losses; also
+    returns the number of words.  ``model`` is a :class:`ParserModel`, possibly wrapped for
     data-parallel training.  Nothing here waits for the device (the words are counted on the
     host, the batch is copied from pinned memory), so on a GPU the host prepares the next
     steps while this one runs.  With an ``explorer`` the configurations are those the model
@@ -54,10 +75,13 @@ def loss_on_batch(
     words = int(inputs.lengths.sum())
     inputs = batch_to_device(inputs, device)
     if explorer is not None:
-        loss, tag_scores = explorer.loss(model, inputs, ids)
+        loss, scores = explorer.loss(model, inputs, ids)
     else:
         batch = batch_to_device(examples.gather(ids), device)
-        scores, tag_scores = model(inputs, Positions(batch.position, batch.tokens, batch.summary))
-        loss = F.cross_entropy(mask_illegal(scores, batch.legal), batch.actions)
-    weights = getattr(model, "module", model).tag_loss_weights
-    return loss + tag_loss(tag_scores, inputs, weights), words
+        scores = model(inputs, Positions(batch.position, batch.tokens, batch.summary))
+        loss = F.cross_entropy(mask_illegal(scores.actions, batch.legal), batch.actions)
+    parser = getattr(model, "module", model)
+    loss = loss + tag_loss(scores.tags, inputs, parser.tag_loss_weights)
+    if scores.arcs is not None:
+        loss = loss + parser.config.arc_loss_weight * arc_loss(scores.arcs, inputs)
+    return loss, words

@@ -228,7 +228,9 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         vocabs=vocabs,
         train_sentences=train_sentences,
         dev_sentences=dev_sentences,
-        train_corpus=EncodedCorpus.build(train_sentences, vocabs, max_chars, contextual),
+        train_corpus=EncodedCorpus.build(
+            train_sentences, vocabs, max_chars, contextual, gold_arcs=True
+        ),
         dev_corpus=EncodedCorpus.build(dev_sentences, vocabs, max_chars, contextual),
         examples=examples,
         train_trees=trees,
