@@ -75,8 +75,12 @@ def test_a_negative_arc_loss_weight_is_refused() -> None:
         ModelConfig(arc_loss_weight=-1.0)
 
 
-def test_the_arc_loss_trains_and_the_model_parses_after_loading(tmp_path: Path) -> None:
-    cfg = tiny_config(tmp_path, make_corpus(12, seed=4), max_epochs=2, patience=10)
+@pytest.mark.parametrize("oracle", ["static", "dynamic"])
+def test_the_arc_loss_trains_and_the_model_parses_after_loading(
+    tmp_path: Path, oracle: str
+) -> None:
+    """The dynamic oracle explores from the second epoch on, with the arc loss beside it."""
+    cfg = tiny_config(tmp_path, make_corpus(12, seed=4), max_epochs=2, patience=10, oracle=oracle)
     cfg.model.arc_loss_weight = 1.0
     data = prepare(cfg)
     torch.manual_seed(0)
