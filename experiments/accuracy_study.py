@@ -142,7 +142,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
         "best_dev_las": stopped.get("best_las", epochs[-1]["best_las"] if epochs else None),
         "test_input": "untagged" if tagging else "tagged",
-        "recipe": training_recipe(config["trainer"]),
+        "recipe": training_recipe(config),
         "device": str(parser.device),
         "threads": threads,
         "test_file": str(trained.test_file),
@@ -178,13 +178,16 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
 
 RECIPE_KEYS = ("batch_tokens", "lr", "lr_decay", "lr_patience", "patience")
 """The trainer settings that make two runs comparable (the table flags treebanks whose
-runs differ in them)."""
+runs differ in them), besides the model's auxiliary loss, ``arc_loss_weight``."""
 
 
-def training_recipe(trainer: dict) -> dict:
-    """The run's :data:`RECIPE_KEYS` (absent from configs older than a key: its value then)."""
+def training_recipe(config: dict) -> dict:
+    """The run's :data:`RECIPE_KEYS` and ``arc_loss_weight`` (absent from configs older than a
+    key: its value then)."""
+    trainer = config["trainer"]
     before = {"lr_decay": 1.0, "lr_patience": 3}  # a constant rate, before the decay existed
-    return {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
+    recipe = {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
+    return {**recipe, "arc_loss_weight": config.get("model", {}).get("arc_loss_weight", 0.0)}
 
 
 def stop_record(run_dir: Path) -> dict | None:

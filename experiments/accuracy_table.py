@@ -252,7 +252,8 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
 
 
 def recipe_text(recipe: dict | None) -> str | None:
-    """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10`` (None: not recorded)."""
+    """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10`` and, for a model trained with
+    the auxiliary arc loss, ``, arc loss 1`` (None: not recorded)."""
     if not recipe:
         return None
     decay = (
@@ -260,9 +261,10 @@ def recipe_text(recipe: dict | None) -> str | None:
         if recipe["lr_decay"] < 1
         else " constant"
     )
+    arc_loss = recipe.get("arc_loss_weight") or 0.0  # runs before the loss existed: none
     return (
         f"lr {recipe['lr']:g}{decay}, batch {recipe['batch_tokens']} words, "
-        f"patience {recipe['patience']}"
+        f"patience {recipe['patience']}" + (f", arc loss {arc_loss:g}" if arc_loss else "")
     )
 
 

@@ -341,6 +341,25 @@ def test_accuracy_table_flags_a_treebank_whose_runs_were_trained_differently(
     ) in markdown
 
 
+def test_accuracy_table_flags_runs_with_and_without_the_arc_loss(
+    data_root: Path, tmp_path: Path
+) -> None:
+    """Runs of a model trained with the auxiliary arc loss are another recipe than those of
+    the model before it (whose scores.json has no arc_loss_weight)."""
+    gold = read_conllu(data_root / TREEBANK / "test.conllu")
+    runs = tmp_path / "study"
+    write_fake_run(runs, gold, "arc_eager", 1, 0.3, prefix=20)
+    write_fake_run(runs, gold, "swap", 1, 0.3, prefix=20, recipe={"arc_loss_weight": 1.0})
+    argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--out", str(tmp_path)]
+    assert accuracy_table.main(argv) == 0
+    markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
+    assert (
+        "- Tiny-Test: lr 0.004 ×0.5 after 3, batch 1000 words, patience 10; "
+        "lr 0.004 ×0.5 after 3, batch 1000 words, patience 10, arc loss 1 "
+        "**(mixed: the comparison is not fair)**"
+    ) in markdown
+
+
 def test_accuracy_table_marks_identical_systems_not_significant(
     data_root: Path, tmp_path: Path
 ) -> None:
@@ -424,7 +443,7 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
         assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
         assert (scores["model"], scores["test_input"]) == ("default", "untagged")
         quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
-        assert scores["recipe"] == {**quick, "patience": 2}
+        assert scores["recipe"] == {**quick, "patience": 2, "arc_loss_weight": 1.0}
         assert scores["stopped"].startswith("max_epochs")
         for mode in ("greedy", "beam8"):
             assert scores["modes"][mode]["sentences"] == len(gold)
