@@ -1,6 +1,7 @@
 """Scratch (session 36): an auxiliary biaffine head-selection + label loss on the top BiLSTM
 layer during training only (Dozat & Manning 2017 style), to test whether it improves the
 transition parser's encoder.  Applied by monkeypatching; not part of the library."""
+
 import os
 
 import torch
