@@ -90,6 +90,7 @@ class ArcEager(TransitionSystem):
     graph_safe = True
     transitions = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
+    arc_operands = MappingProxyType({"LEFT-ARC": ("b0", "s0"), "RIGHT-ARC": ("s0", "b0")})
 
     state_scalars = MappingProxyType({"root_children": 0, "headless": 0})
     state_node_attrs = MappingProxyType({"has_head": 0})

@@ -43,6 +43,8 @@ per word its gold dependents still in the buffer and on the stack, is book-keepi
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import torch
 from torch import Tensor
 
@@ -65,6 +67,7 @@ class ArcHybrid(TransitionSystem):
     # Arc-standard's transitions (same ids), terminal configurations, class and length.
     transitions = ArcStandard.transitions
     arc_transitions = ArcStandard.arc_transitions
+    arc_operands = MappingProxyType({"LEFT-ARC": ("b0", "s0"), "RIGHT-ARC": ("s1", "s0")})
     terminal = ArcStandard.terminal
     in_class = ArcStandard.in_class
     max_transitions = ArcStandard.max_transitions

@@ -24,6 +24,7 @@ dependents; RIGHT-ARC symmetrically; SHIFT otherwise.  Complete for projective t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import MappingProxyType
 
 import torch
 from torch import Tensor
@@ -45,6 +46,7 @@ class ArcStandard(TransitionSystem):
     graph_safe = True
     transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
+    arc_operands = MappingProxyType({"LEFT-ARC": ("s0", "s1"), "RIGHT-ARC": ("s1", "s0")})
 
     def terminal(self, state: State) -> Tensor:
         return (state.sizes["stack"] == 1) & (state.buffer_size() == 0)

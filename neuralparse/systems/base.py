@@ -98,6 +98,13 @@ class TransitionSystem(ABC):
     arc_transitions: ClassVar[frozenset[str]]
     """The transitions that build an arc and therefore take a label."""
     feature_names: ClassVar[tuple[str, ...]] = ("s0", "s1", "s2", "b0")
+    arc_operands: ClassVar[Mapping[str, tuple[str, str]]] = MappingProxyType({})
+    """``transition -> (head, dependent)``, both names of ``feature_names``: the arc the
+    transition builds joins those two feature tokens of the configuration (the paper's table
+    of the transitions, read off the features).  Decoding's arc term
+    (:mod:`neuralparse.search.arc_term`) weighs each such transition by the arc scorer's
+    probability of its arc; a transition left out (three-step's Dist, whose head and dependent
+    are not features) is scored by the transition scorer alone."""
     graph_safe: ClassVar[bool] = False
     """Whether greedy decoding and beam search may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a

@@ -228,6 +228,46 @@ def test_beam_reorder_continues_identically(
 
 
 @pytest.mark.parametrize(("name", "options"), VARIANTS, ids=variant_id)
+@FEW
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=12), min_size=1, max_size=8),
+    seed=st.integers(min_value=0, max_value=2**31),
+)
+def test_arc_operands_name_the_arc_built(
+    name: str, lengths: list[int], seed: int, options: Options
+) -> None:
+    """Along random legal walks, a transition of ``arc_operands`` builds exactly one arc, from
+    the feature token it names as head to the one it names as dependent, wherever it is
+    legal (decoding's arc term weighs the transition by that arc's probability)."""
+    system = get_system(name, LABELS, **(options or {}))
+    assert set(system.arc_operands) <= system.arc_transitions
+    column = {feature: i for i, feature in enumerate(system.feature_names)}
+    of_action = system.action_tensors(torch.device("cpu"))[0]
+    gen = torch.Generator().manual_seed(seed)
+    state = system.initial(lengths)
+    rows = torch.arange(len(lengths))
+    for _ in range(system.max_transitions(max(lengths))):
+        if bool(system.terminal(state).all()):
+            break
+        legal, features = system.legal(state), system.features(state)
+        before, _ = system.heads_and_labels(state)
+        for transition, (head, dependent) in system.arc_operands.items():
+            usable = legal & (of_action == system.transition_id(transition))
+            where = usable.any(1)
+            if not bool(where.any()):
+                continue
+            trial = system.reorder(state, rows)  # elsewhere any legal action: ignored
+            anywhere = random_actions(legal, gen)
+            system.apply(trial, torch.where(where, usable.long().argmax(1), anywhere))
+            after, _ = system.heads_and_labels(trial)
+            for b in where.nonzero()[:, 0].tolist():
+                d = int(features[b, column[dependent]])
+                assert (after[b] != before[b]).nonzero()[:, 0].tolist() == [d], transition
+                assert int(after[b, d]) == int(features[b, column[head]]), transition
+        system.apply(state, random_actions(legal, gen))
+
+
+@pytest.mark.parametrize(("name", "options"), VARIANTS, ids=variant_id)
 def test_graph_safety_where_declared(name: str, options: Options) -> None:
     """The steps that greedy graphs record (``graph_safe`` systems, or a system's
     ``for_graphs`` variant) never synchronise and have a linear step bound (the operator
@@ -274,6 +314,7 @@ CHECKS = (
     test_random_walks_are_sound_and_never_stuck,
     test_oracle_round_trip,
     test_beam_reorder_continues_identically,
+    test_arc_operands_name_the_arc_built,
     test_graph_safety_where_declared,
     test_cpu_and_cuda_agree,
 )

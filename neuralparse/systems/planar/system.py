@@ -93,6 +93,7 @@ class Multiplanar(TransitionSystem):
 
     k: int = 1
     feature_names = ("s0", "s1", "s2", "b0")
+    arc_operands = MappingProxyType({"LEFT-ARC": ("b0", "s0"), "RIGHT-ARC": ("s0", "b0")})
     graph_safe = True
 
     def __init__(self, labels: Sequence[str] = (), *, root_label: str | None = "root") -> None:

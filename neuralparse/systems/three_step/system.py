@@ -152,6 +152,8 @@ class ThreeStep(TransitionSystem):
     )
     """Transitions taking a label (PutValency builds no arc but names its valency)."""
     feature_names = ("s0", "s1", "s2", "b0", "focus", "focus_head", "theta0")
+    arc_operands = ArcEager.arc_operands
+    """Step 1's arcs; Dist's dependent is the nearest valency of its label, not a feature."""
     graph_safe = True
     derivations_in_class = False  # Dist can build arcs no lifting anchors (see in_class)
 

@@ -225,6 +225,18 @@ class TwoRegisters(TransitionSystem):
     transitions = TRANSITION_NAMES
     arc_transitions = frozenset(TRANSITION_NAMES[m] for m in ARC_MOVES)
     feature_names = ("s0", "s1", "s2", "b0", "r1", "r2")
+    arc_operands = MappingProxyType(
+        {
+            "LEFT-ARC": ("b0", "s0"),
+            "RIGHT-ARC": ("s0", "b0"),
+            "STORE(left)": ("b0", "r1"),
+            "STORE(right)": ("r1", "b0"),
+            "REGISTER-STACK(1,to-register)": ("s0", "r1"),
+            "REGISTER-STACK(1,to-stack)": ("r1", "s0"),
+            "REGISTER-STACK(2,to-register)": ("s0", "r2"),
+            "REGISTER-STACK(2,to-stack)": ("r2", "s0"),
+        }
+    )
 
     def __init__(
         self,
