@@ -151,7 +151,13 @@ class ModelConfig:
     arc_loss_weight: float = 0.0
     """Weight of an auxiliary loss in training: a biaffine scorer on the top BiLSTM layer
     picks each word's head and relation (:mod:`neuralparse.model.arcs`; 0: none).  It only
-    trains the encoder; parsing never computes it."""
+    trains the encoder; parsing reads it only through ``arc_decoding_weight``."""
+    arc_decoding_weight: float = 0.0
+    """With the arc scorer (``arc_loss_weight`` > 0): weight ``λ`` of its head probabilities
+    in decoding.  A transition that builds the arc ``h -> d`` scores ``log P(action) + λ log
+    P(head of d is h)``, the others ``λ log`` of the probability that none of the arcs the
+    configuration offers is right (:mod:`neuralparse.search.arc_term`; 0: the transition
+    scorer alone)."""
     gold_tag_rate: float = 0.5
     """With `tag_input=predicted`: the probability that a training word's upper layers read
     its gold tag instead of the predicted one."""
@@ -200,6 +206,13 @@ class ModelConfig:
             raise InputError("tag loss weights must not be negative")
         if self.arc_loss_weight < 0:
             raise InputError(f"model.arc_loss_weight={self.arc_loss_weight} < 0")
+        if self.arc_decoding_weight < 0:
+            raise InputError(f"model.arc_decoding_weight={self.arc_decoding_weight} < 0")
+        if self.arc_decoding_weight > 0 and self.arc_loss_weight == 0:
+            raise InputError(
+                f"model.arc_decoding_weight={self.arc_decoding_weight} needs the arc scorer: "
+                "set model.arc_loss_weight above 0 too"
+            )
         if not 0.0 <= self.gold_tag_rate <= 1.0:
             raise InputError(f"model.gold_tag_rate={self.gold_tag_rate} is not a probability")
         if self.pretrained_max_words < 0:

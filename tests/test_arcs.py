@@ -1,5 +1,6 @@
-"""The auxiliary arc scorer (model.arc_loss_weight): its loss, its gold columns, and a model
-trained with it that saves, loads and parses like any other."""
+"""The auxiliary arc scorer (model.arc_loss_weight): its loss, its gold columns, a model
+trained with it that saves, loads and parses like any other, and decoding's arc term
+(model.arc_decoding_weight)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,19 @@ from neuralparse.errors import InputError
 from neuralparse.model import ParserModel
 from neuralparse.model.arcs import ArcScores
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
+from neuralparse.model.scorer import TokenTable
 from neuralparse.model.vocab import Vocabularies, vocabularies_for
 from neuralparse.runtime.checkpoint import load_parser
-from neuralparse.search import greedy_parse_corpus
+from neuralparse.search import greedy_decode, greedy_parse_corpus
+from neuralparse.search.arc_term import with_arc_term
+from neuralparse.search.beam import beam_decode
+from neuralparse.search.graphs import GraphedSearch
+from neuralparse.systems import SYSTEMS, get_system
 from neuralparse.training.losses import arc_loss
 from neuralparse.training.trainer import CHECKPOINT_NAME, loss_on_batch, prepare, train
-from tests.parser_fixtures import make_corpus
+from neuralparse.trees.core import check_tree
+from tests.parser_fixtures import LABELS, make_corpus
+from tests.test_greedy import TINY
 from tests.test_training import tiny_config
 
 CPU = torch.device("cpu")
@@ -99,3 +107,84 @@ def test_the_arc_loss_trains_and_the_model_parses_after_loading(
     before = greedy_parse_corpus(loaded.model, loaded.system, data.dev_corpus)
     loaded.model.arcs = None
     assert greedy_parse_corpus(loaded.model, loaded.system, data.dev_corpus) == before
+
+
+def test_a_decoding_weight_needs_the_arc_scorer() -> None:
+    with pytest.raises(InputError, match="arc_loss_weight"):
+        ModelConfig(arc_decoding_weight=0.5)
+    with pytest.raises(InputError, match="arc_decoding_weight"):
+        ModelConfig(arc_loss_weight=1.0, arc_decoding_weight=-0.5)
+
+
+def test_the_arc_term_of_an_arc_eager_configuration_worked_by_hand() -> None:
+    """Stack top word 1, buffer front word 2 (features s0 s1 s2 b0 = 1 0 - 2).  The arc
+    scorer: P(head of 1 is 2) = 0.3, P(head of 2 is 1) = 0.6.  LEFT-ARC builds 2 -> 1, RIGHT-ARC
+    1 -> 2, SHIFT neither: 1 - 0.3 - 0.6 = 0.1; REDUCE is illegal."""
+    system = get_system("arc_eager")
+    shift, reduce, left, right = (
+        system.encode(t) for t in ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
+    )
+    heads_of = torch.tensor([[[0.5, 0.2, 0.3], [0.3, 0.6, 0.1]]]).log()  # [1, words, heads]
+    table = TokenTable(torch.zeros(4, 4, 1), 3, heads_of)
+    features = torch.tensor([[1, 0, -1, 2]])
+    scores = torch.zeros(1, 4)
+    scores[0, shift], scores[0, reduce], scores[0, left], scores[0, right] = 1.0, 5.0, 0.0, 0.5
+    legal = torch.ones(1, 4, dtype=torch.bool)
+    legal[0, reduce] = False
+    weight = 0.5
+    got = with_arc_term(system, table, torch.tensor([0]), features, scores, legal, weight)[0]
+    normaliser = math.log(math.exp(1.0) + math.exp(0.0) + math.exp(0.5))
+    assert got[shift].item() == pytest.approx(1.0 - normaliser + weight * math.log(0.1))
+    assert got[left].item() == pytest.approx(0.0 - normaliser + weight * math.log(0.3))
+    assert got[right].item() == pytest.approx(0.5 - normaliser + weight * math.log(0.6))
+    assert got[reduce].item() == float("-inf")
+    # Where RIGHT-ARC is not offered, its arc's probability does not count against SHIFT.
+    legal[0, right] = False
+    got = with_arc_term(system, table, torch.tensor([0]), features, scores, legal, weight)[0]
+    normaliser = math.log(math.exp(1.0) + math.exp(0.0))
+    assert got[shift].item() == pytest.approx(1.0 - normaliser + weight * math.log(0.7))
+
+
+def _untrained_with_arcs(system_name: str, count: int, seed: int):
+    corpus = make_corpus(count, seed=seed, min_words=1, max_words=14, projective=False)
+    config = dataclasses.replace(
+        TINY, arc_loss_weight=1.0, arc_decoding_weight=1.0, min_word_count=1
+    )
+    vocabs = vocabularies_for(corpus, config)
+    system = get_system(system_name, ["root", *LABELS])
+    torch.manual_seed(seed)
+    model = ParserModel.for_system(vocabs, config, system).eval()
+    with torch.no_grad():  # opinionated scorers: large random weights, a non-zero bilinear
+        for p in model.parameters():
+            p.mul_(5)
+        model.arcs.bilinear.normal_(0.0, 1.0)
+    return EncodedCorpus.build(corpus, vocabs), system, model
+
+
+@pytest.mark.parametrize("system_name", sorted(SYSTEMS))
+def test_the_arc_term_decodes_trees_of_the_system_eagerly_and_from_padded_batches(
+    system_name: str,
+) -> None:
+    """Greedy decoding and beam search with the arc term give trees of the system, the
+    padded loops that CUDA graphs record (run eagerly on the CPU) the same trees, and on
+    arc-eager the term changes some of the untrained parser's trees."""
+    encoded, system, model = _untrained_with_arcs(system_name, count=20, seed=7)
+    batch = encoded.batch(torch.arange(20))
+    with torch.inference_mode():
+        assert model.encode(batch).arc_log_probs is not None
+    heads, labels = greedy_decode(model, system, batch)
+    for row, n in enumerate(batch.lengths.tolist()):
+        tree = heads[row, 1 : n + 1].tolist()
+        check_tree(tree, single_root=True)
+        if system.derivations_in_class:
+            assert system.in_class(tree)
+    got = GraphedSearch(model, system)(batch)
+    assert torch.equal(got[0], heads) and torch.equal(got[1], labels)
+    beam = beam_decode(model, system, batch, 3, compact=False)
+    padded = GraphedSearch(model, system, 3)(batch)
+    assert all(torch.equal(g, e) for g, e in zip(padded[:2], beam[:2], strict=True))
+    if system_name == "arc_eager":
+        model.config = dataclasses.replace(model.config, arc_decoding_weight=0.0)
+        with torch.inference_mode():
+            assert model.encode(batch).arc_log_probs is None
+        assert not torch.equal(greedy_decode(model, system, batch)[0], heads)

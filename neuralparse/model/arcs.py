@@ -1,11 +1,13 @@
-"""An auxiliary arc scorer on the encoder's top layer, used only as a training signal.
+"""An auxiliary arc scorer on the encoder's top layer: a training signal, and a second opinion
+in decoding.
 
 A transition scorer learns from the few words its features read at each configuration
 (s0, s1, s2, b0 for arc-eager).  Dozat & Manning's (2017) biaffine scorer asks every word's
 vector which word is its head and by which relation; trained beside the transition scorer
 (``model.arc_loss_weight``), it makes the shared BiLSTM encode each word's attachment, which
-the transition scorer then reads.  Parsing never computes it: the trees still come from the
-transition system alone, at the same speed.
+the transition scorer then reads.  The trees still come from the transition system; with
+``model.arc_decoding_weight`` its head probabilities also weigh the transitions that build
+arcs (:mod:`neuralparse.search.arc_term`).
 """
 
 from __future__ import annotations
@@ -53,10 +55,20 @@ class ArcScorer(nn.Module):
         """Scores for the encoder's ``vectors [B, T + 1, D]`` (row 0: the root) and the gold
         ``heads [B, T]`` (any value where a batch row is padding)."""
         words = vectors[:, 1:]
-        dependent = self.dependent(words)
-        head = self.head(vectors)
-        arcs = dependent @ self.bilinear @ head.transpose(1, 2) + (head @ self.head_bias)[:, None]
         relation_head = self.relation_head(vectors)
         index = heads.clamp(0, vectors.shape[1] - 1)[..., None].expand(-1, -1, RELATION_HIDDEN)
         pair = torch.cat([self.relation_dependent(words), relation_head.gather(1, index)], 2)
-        return ArcScores(arcs, self.relation_out(pair))
+        return ArcScores(self._arc_scores(vectors), self.relation_out(pair))
+
+    def _arc_scores(self, vectors: Tensor) -> Tensor:
+        dependent = self.dependent(vectors[:, 1:])
+        head = self.head(vectors)
+        return dependent @ self.bilinear @ head.transpose(1, 2) + (head @ self.head_bias)[:, None]
+
+    def head_log_probs(self, vectors: Tensor, lengths: Tensor) -> Tensor:
+        """``[B, T, T + 1]`` log P(head of word ``i + 1`` is ``h``), normalised over the root
+        and the words of the sentence (``lengths [B]``); padding heads get -inf."""
+        scores = self._arc_scores(vectors)
+        positions = torch.arange(scores.shape[2], device=scores.device)
+        outside = positions[None, None, :] > lengths[:, None, None]
+        return scores.masked_fill(outside, float("-inf")).log_softmax(2)

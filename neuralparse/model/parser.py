@@ -132,7 +132,10 @@ class ParserModel(nn.Module):
         """The projected token table and the tagging heads' scores
         ``{column: [B, T + 1, classes]}`` (row 0 is the root's)."""
         vectors, tag_scores = self.encoder(batch)
-        return self.scorer.project(vectors), tag_scores
+        table = self.scorer.project(vectors)
+        if self.arcs is not None and self.config.arc_decoding_weight > 0:
+            table.arc_log_probs = self.arcs.head_log_probs(vectors, batch.lengths)
+        return table, tag_scores
 
     @staticmethod
     def best_tags(tag_scores: dict[str, Tensor]) -> dict[str, Tensor]:

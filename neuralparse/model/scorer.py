@@ -24,17 +24,22 @@ NEG_INF = float("-inf")
 @dataclass
 class TokenTable:
     """Projected token vectors of a batch: ``rows [M, F, hidden]`` where row
-    ``b * width + t`` is token ``t`` (0 = root) of sentence ``b`` and the last row is null."""
+    ``b * width + t`` is token ``t`` (0 = root) of sentence ``b`` and the last row is null;
+    with decoding's arc term, also the arc scorer's head log-probabilities of the batch."""
 
     rows: Tensor
     width: int
+    arc_log_probs: Tensor | None = None
+    """``[B, width - 1, width]``: log P(head of word ``i + 1`` is ``h``) in row ``i``, column
+    ``h`` (:meth:`neuralparse.model.arcs.ArcScorer.head_log_probs`), or None."""
 
     def in_float32(self) -> TokenTable:
         """This table with float32 rows (a projection computed in bfloat16 has bfloat16 rows,
         which the search's sums and scores would round)."""
         if self.rows.dtype == torch.float32:
             return self
-        return TokenTable(self.rows.float(), self.width)
+        arcs = self.arc_log_probs
+        return TokenTable(self.rows.float(), self.width, None if arcs is None else arcs.float())
 
     @property
     def null_row(self) -> int:

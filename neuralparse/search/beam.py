@@ -57,6 +57,7 @@ from torch import Tensor
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import TokenTable, mask_illegal
+from neuralparse.search.arc_term import with_arc_term
 from neuralparse.search.greedy import CorpusOptions, parse_corpus
 from neuralparse.systems import State, TransitionSystem
 
@@ -290,7 +291,11 @@ class _Beam:
         lost = torch.where(given_up, self.scores, NEG_INF).view(-1, k).max(1).values
         self.abandoned_score = torch.maximum(self.abandoned_score, lost)
         summary = summary_features(system, state) if model.n_summary else None
-        raw = model.score(table, self.rows, system.features(state), summary)
+        features = system.features(state)
+        raw = model.score(table, self.rows, features, summary)
+        if table.arc_log_probs is not None:
+            weight = model.config.arc_decoding_weight
+            raw = with_arc_term(system, table, self.rows, features, raw, legal, weight)
         successors, masked = successor_scores(self.scores, raw, legal, finished)
         # The greedy derivation's next action: greedy_decode's argmax (column 0 when done).
         greedy_rows = self.first_item + self.greedy_item

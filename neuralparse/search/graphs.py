@@ -48,6 +48,7 @@ and goes on with the eager greedy loop: the same trees, at the eager speed.
 from __future__ import annotations
 
 import logging
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -127,6 +128,8 @@ class _Graph:
 
     rows: Tensor
     lengths: Tensor
+    arcs: Tensor | None = None
+    """The arc log-probabilities ``[S, W - 1, W]`` of decoding's arc term, or None."""
     graph: torch.cuda.CUDAGraph | None = None
     outputs: tuple[Tensor, ...] = ()
 
@@ -154,8 +157,9 @@ class GraphedSearch:
         """The system the graphs run: ``system.for_graphs(beam=...)``."""
         self.beam_size = beam_size
         self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
-        self.storage: Tensor | None = None
-        """Flat storage of the projected tokens, shared by every graph's input table."""
+        self.storage: dict[str, Tensor] = {}
+        """Flat storage of the projected tokens (``rows``) and of the arc log-probabilities
+        (``arcs``), shared by every graph's input table."""
         self.failure: str | None = None
         """Why recording failed (then every batch is decoded eagerly)."""
 
@@ -196,7 +200,7 @@ class GraphedSearch:
             self.graphs.popitem(last=False)
         self._fill(entry, table, batch.lengths)
         if entry.graph is None:
-            outputs = self._fixed_length(TokenTable(entry.rows, key[1]), entry.lengths)
+            outputs = self._fixed_length(TokenTable(entry.rows, key[1], entry.arcs), entry.lengths)
         else:
             entry.graph.replay()
             outputs = entry.outputs  # written by the replay
@@ -229,25 +233,29 @@ class GraphedSearch:
             else:
                 out[redo] = new
 
-    def _input_rows(self, count: int, like: Tensor) -> Tensor:
-        """``[count, F, H]`` rows of the shared input storage.  Growing the storage drops the
-        graphs that read the old one; it at least doubles, so that happens rarely."""
-        needed = count * like[0].numel()
-        if self.storage is None or self.storage.numel() < needed:
+    def _input(self, name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
+        """A ``shape`` view of the shared input storage ``name``.  Growing the storage drops
+        the graphs that read the old one; it at least doubles, so that happens rarely."""
+        needed = math.prod(shape)
+        storage = self.storage.get(name)
+        if storage is None or storage.numel() < needed:
             self.graphs.clear()
-            grown = 2 * self.storage.numel() if self.storage is not None else 0
+            grown = 2 * storage.numel() if storage is not None else 0
             # Zeros, not garbage: padding rows are scored too and must stay finite.
-            self.storage = like.new_zeros(max(needed, grown))
-        return self.storage[:needed].view(count, *like.shape[1:])
+            storage = self.storage[name] = like.new_zeros(max(needed, grown))
+        return storage[:needed].view(shape)
 
     def _record(self, sentences: int, width: int, like: TokenTable) -> _Graph:
         """Input buffers of a bucket and, on CUDA, the graph of a decoding run over them."""
         device = like.rows.device
-        rows = self._input_rows(sentences * width + 1, like.rows)
+        rows = self._input("rows", (sentences * width + 1, *like.rows.shape[1:]), like.rows)
+        arcs = None
+        if like.arc_log_probs is not None:
+            arcs = self._input("arcs", (sentences, width - 1, width), like.arc_log_probs)
         lengths = torch.ones(sentences, dtype=torch.long, device=device)
         if device.type != "cuda":
-            return _Graph(rows, lengths)
-        table = TokenTable(rows, width)
+            return _Graph(rows, lengths, arcs)
+        table = TokenTable(rows, width, arcs)
         # A first run on a side stream initialises what capture may not (library handles,
         # the system's action tables on this device), as torch.cuda.graph requires.
         side = torch.cuda.Stream(device)
@@ -258,7 +266,7 @@ class GraphedSearch:
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             outputs = self._fixed_length(table, lengths)
-        return _Graph(rows, lengths, graph, outputs)
+        return _Graph(rows, lengths, arcs, graph, outputs)
 
     @staticmethod
     def _fill(entry: _Graph, table: TokenTable, lengths: Tensor) -> None:
@@ -268,5 +276,7 @@ class GraphedSearch:
         padded = entry.rows[:-1].view(entry.lengths.shape[0], -1, *slots)
         padded[:sentences, :width] = table.rows[:-1].view(sentences, width, *slots)
         entry.rows[-1] = table.rows[-1]
+        if entry.arcs is not None and table.arc_log_probs is not None:
+            entry.arcs[:sentences, : width - 1, :width] = table.arc_log_probs
         entry.lengths.fill_(1)
         entry.lengths[:sentences] = lengths

@@ -22,6 +22,7 @@ from neuralparse.model.parser import ParserModel, summary_features
 from neuralparse.model.scorer import TokenTable, mask_illegal
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.devices import batch_to_device
+from neuralparse.search.arc_term import with_arc_term
 from neuralparse.systems import State, TransitionSystem
 
 TERMINAL_CHECK_EVERY = 16
@@ -69,6 +70,9 @@ def greedy_step(
         if scored is not None:
             legal = legal.index_select(1, scored)
     with timer("scorer"):
+        if table.arc_log_probs is not None:
+            weight = model.config.arc_decoding_weight
+            scores = with_arc_term(system, table, rows, features, scores, legal, weight, scored)
         best = mask_illegal(scores, legal).argmax(1)
         actions = best if scored is None else scored[best]
     with timer("state"):

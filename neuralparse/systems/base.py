@@ -157,6 +157,7 @@ class TransitionSystem(ABC):
         self._action_label = action_label
         self._action_table = table
         self._tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
+        self._operand_tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor]] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(labels={len(self.labels)})"
@@ -203,6 +204,24 @@ class TransitionSystem(ABC):
             is_root = (al == self.root_label_id) & (al >= 0)
             self._tensors[device] = (at, al, table, is_root)
         return self._tensors[device]
+
+    def arc_operand_tensors(self, device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
+        """``(feature column of each head [K], of each dependent [K], operand of each action
+        [A])`` for the ``K`` transitions of :attr:`arc_operands`, in its order (-1: an action
+        whose transition is not one of them), cached per device."""
+        if device not in self._operand_tensors:
+            column = {feature: i for i, feature in enumerate(self.feature_names)}
+            named = list(self.arc_operands.items())
+            heads = [column[head] for _, (head, _) in named]
+            dependents = [column[dependent] for _, (_, dependent) in named]
+            operand = {self.transition_id(transition): k for k, (transition, _) in enumerate(named)}
+            of_action = [operand.get(t, -1) for t in self._action_transition]
+            self._operand_tensors[device] = (
+                torch.tensor(heads, dtype=torch.long, device=device),
+                torch.tensor(dependents, dtype=torch.long, device=device),
+                torch.tensor(of_action, dtype=torch.long, device=device),
+            )
+        return self._operand_tensors[device]
 
     def actions_for(self, transitions: Tensor, labels: Tensor) -> Tensor:
         """Vectorized :meth:`encode`: action ids from transition ids and label ids ``[B]``
