@@ -152,6 +152,8 @@ class ModelConfig:
     """Weight of an auxiliary loss in training: a biaffine scorer on the top BiLSTM layer
     picks each word's head and relation (:mod:`neuralparse.model.arcs`; 0: none).  It only
     trains the encoder; parsing reads it only through ``arc_decoding_weight``."""
+    arc_hidden: int = 256
+    """Width of the arc scorer's head and dependent MLPs (Dozat & Manning use 500)."""
     arc_decoding_weight: float = 0.0
     """With the arc scorer (``arc_loss_weight`` > 0): weight ``λ`` of its head probabilities
     in decoding.  A transition that builds the arc ``h -> d`` scores ``log P(action) + λ log
@@ -206,6 +208,8 @@ class ModelConfig:
             raise InputError("tag loss weights must not be negative")
         if self.arc_loss_weight < 0:
             raise InputError(f"model.arc_loss_weight={self.arc_loss_weight} < 0")
+        if self.arc_hidden < 1:
+            raise InputError(f"model.arc_hidden={self.arc_hidden}: expected at least 1")
         if self.arc_decoding_weight < 0:
             raise InputError(f"model.arc_decoding_weight={self.arc_decoding_weight} < 0")
         if self.arc_decoding_weight > 0 and self.arc_loss_weight == 0:

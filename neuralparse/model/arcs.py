@@ -17,9 +17,6 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
-ARC_HIDDEN = 256
-"""Width of the head and dependent MLPs of the biaffine arc scores."""
-
 RELATION_HIDDEN = 128
 """Width of the head and dependent MLPs of the relation scores."""
 
@@ -40,13 +37,16 @@ class ArcScorer(nn.Module):
     """Biaffine head scores and relation scores given the gold head (Dozat & Manning 2017,
     §2.2; the relations are scored from the two words' MLP vectors side by side)."""
 
-    def __init__(self, input_dim: int, n_relations: int, dropout: float) -> None:
+    def __init__(
+        self, input_dim: int, n_relations: int, dropout: float, arc_hidden: int = 256
+    ) -> None:
+        """``arc_hidden``: width of the head and dependent MLPs of the biaffine arc scores."""
         super().__init__()
-        self.dependent = _mlp(input_dim, ARC_HIDDEN, dropout)
-        self.head = _mlp(input_dim, ARC_HIDDEN, dropout)
+        self.dependent = _mlp(input_dim, arc_hidden, dropout)
+        self.head = _mlp(input_dim, arc_hidden, dropout)
         # Zero-initialised, as Dozat & Manning do: every head starts equally likely.
-        self.bilinear = nn.Parameter(torch.zeros(ARC_HIDDEN, ARC_HIDDEN))
-        self.head_bias = nn.Parameter(torch.zeros(ARC_HIDDEN))
+        self.bilinear = nn.Parameter(torch.zeros(arc_hidden, arc_hidden))
+        self.head_bias = nn.Parameter(torch.zeros(arc_hidden))
         self.relation_dependent = _mlp(input_dim, RELATION_HIDDEN, dropout)
         self.relation_head = _mlp(input_dim, RELATION_HIDDEN, dropout)
         self.relation_out = nn.Linear(2 * RELATION_HIDDEN, n_relations)

@@ -87,7 +87,10 @@ class ParserModel(nn.Module):
             if vocabs.relations is None:
                 raise ValueError("model.arc_loss_weight needs the relation vocabulary")
             self.arcs = ArcScorer(
-                self.encoder.output_dim, len(vocabs.relations), self.config.dropout
+                self.encoder.output_dim,
+                len(vocabs.relations),
+                self.config.dropout,
+                self.config.arc_hidden,
             )
 
     @classmethod

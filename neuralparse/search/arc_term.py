@@ -26,7 +26,7 @@ import math
 import torch
 from torch import Tensor
 
-from neuralparse.model.scorer import TokenTable, mask_illegal
+from neuralparse.model.scorer import TokenTable
 from neuralparse.systems import TransitionSystem
 
 FLOOR = 1e-6
@@ -44,26 +44,26 @@ def with_arc_term(
     weight: float,
     actions: Tensor | None = None,
 ) -> Tensor:
-    """The scores ``[B, A']`` of the actions with the arc term added: log-softmax over the
-    legal actions plus ``weight`` times the arc log-probability of each action's outcome;
-    illegal actions keep the masked scores.  ``rows [B]`` are the configurations' sentences
-    in ``table`` (which holds the arc log-probabilities), ``features [B, F]`` their feature
-    tokens, ``legal [B, A']`` and ``actions [A']`` the ids of the columns (None: all)."""
+    """The scores ``[B, A']`` of the actions plus ``weight`` times the arc log-probability of
+    each action's outcome.  ``rows [B]`` are the configurations' sentences in ``table``
+    (which holds the arc log-probabilities), ``features [B, F]`` their feature tokens,
+    ``legal [B, A']`` the legal actions and ``actions [A']`` the ids of the columns (None:
+    all).  Adding to the raw scores rather than to their log-softmax changes neither the
+    greedy choice nor the beam's renormalised successors (the log-softmax subtracts the same
+    number from every action of a configuration)."""
     assert table.arc_log_probs is not None
-    head_column, dependent_column, operand_of = system.arc_operand_tensors(scores.device)
-    operand = operand_of if actions is None else operand_of[actions]
-    masked = mask_illegal(scores, legal)
+    head_column, dependent_column, operand, membership = system.arc_operand_tensors(scores.device)
+    if actions is not None:
+        operand, membership = operand[actions], membership[actions]
     if head_column.numel() == 0:
-        return masked.log_softmax(1)
+        return scores
     heads, dependents = features[:, head_column], features[:, dependent_column]
-    known = (heads >= 0) & (dependents >= 1)
     arc = table.arc_log_probs[rows[:, None], (dependents - 1).clamp(min=0), heads.clamp(min=0)]
-    arc = arc.clamp(min=LOG_FLOOR).masked_fill(~known, LOG_FLOOR)
+    known = (heads >= 0) & (dependents >= 1)
+    arc = torch.where(known, arc.clamp(min=LOG_FLOOR), LOG_FLOOR)
     # An operand counts towards "none of the arcs" only where one of its actions is legal.
-    k = torch.arange(arc.shape[1], device=arc.device)
-    offered = (legal[:, :, None] & (operand[:, None] == k)[None]).any(1)
-    none = (1 - (arc.exp() * offered).sum(1)).clamp(min=FLOOR).log()
+    offered = (legal.to(arc.dtype) @ membership).clamp(max=1.0)
+    none = (1 - (arc.exp() * offered).sum(1, keepdim=True)).clamp(min=FLOOR).log()
     # Column K of the outcomes is "none": the actions of the other transitions read it.
-    outcomes = torch.cat([arc, none[:, None]], 1)
-    term = outcomes[:, operand.masked_fill(operand < 0, arc.shape[1])]
-    return torch.where(legal, masked.log_softmax(1) + weight * term, masked)
+    term = torch.cat([arc, none], 1)[:, operand]
+    return scores + weight * term

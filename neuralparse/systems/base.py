@@ -157,7 +157,7 @@ class TransitionSystem(ABC):
         self._action_label = action_label
         self._action_table = table
         self._tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
-        self._operand_tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor]] = {}
+        self._operand_tensors: dict[torch.device, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(labels={len(self.labels)})"
@@ -205,21 +205,27 @@ class TransitionSystem(ABC):
             self._tensors[device] = (at, al, table, is_root)
         return self._tensors[device]
 
-    def arc_operand_tensors(self, device: torch.device) -> tuple[Tensor, Tensor, Tensor]:
+    def arc_operand_tensors(self, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """``(feature column of each head [K], of each dependent [K], operand of each action
-        [A])`` for the ``K`` transitions of :attr:`arc_operands`, in its order (-1: an action
-        whose transition is not one of them), cached per device."""
+        [A], membership [A, K])`` for the ``K`` transitions of :attr:`arc_operands`, in its
+        order: an action whose transition is not one of them has operand ``K``, and
+        ``membership[a, k]`` is 1.0 where action ``a`` is one of operand ``k``'s; cached per
+        device."""
         if device not in self._operand_tensors:
             column = {feature: i for i, feature in enumerate(self.feature_names)}
             named = list(self.arc_operands.items())
             heads = [column[head] for _, (head, _) in named]
             dependents = [column[dependent] for _, (_, dependent) in named]
             operand = {self.transition_id(transition): k for k, (transition, _) in enumerate(named)}
-            of_action = [operand.get(t, -1) for t in self._action_transition]
+            of_action = torch.tensor(
+                [operand.get(t, len(named)) for t in self._action_transition], device=device
+            )
+            membership = torch.eye(len(named) + 1, device=device)[of_action, : len(named)]
             self._operand_tensors[device] = (
                 torch.tensor(heads, dtype=torch.long, device=device),
                 torch.tensor(dependents, dtype=torch.long, device=device),
-                torch.tensor(of_action, dtype=torch.long, device=device),
+                of_action,
+                membership,
             )
         return self._operand_tensors[device]
 
