@@ -178,16 +178,18 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
 
 RECIPE_KEYS = ("batch_tokens", "lr", "lr_decay", "lr_patience", "patience")
 """The trainer settings that make two runs comparable (the table flags treebanks whose
-runs differ in them), besides the model's auxiliary loss, ``arc_loss_weight``."""
+runs differ in them), besides the model's arc scorer: :data:`ARC_KEYS`."""
+ARC_KEYS = {"arc_loss_weight": 0.0, "arc_hidden": 256, "arc_decoding_weight": 0.0}
+"""The arc scorer's settings with their values in configs older than each key."""
 
 
 def training_recipe(config: dict) -> dict:
-    """The run's :data:`RECIPE_KEYS` and ``arc_loss_weight`` (absent from configs older than a
+    """The run's :data:`RECIPE_KEYS` and :data:`ARC_KEYS` (absent from configs older than a
     key: its value then)."""
-    trainer = config["trainer"]
+    trainer, model = config["trainer"], config.get("model", {})
     before = {"lr_decay": 1.0, "lr_patience": 3}  # a constant rate, before the decay existed
     recipe = {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
-    return {**recipe, "arc_loss_weight": config.get("model", {}).get("arc_loss_weight", 0.0)}
+    return recipe | {key: model.get(key, default) for key, default in ARC_KEYS.items()}
 
 
 def stop_record(run_dir: Path) -> dict | None:

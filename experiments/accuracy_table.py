@@ -253,7 +253,8 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
 
 def recipe_text(recipe: dict | None) -> str | None:
     """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10`` and, for a model trained with
-    the auxiliary arc loss, ``, arc loss 1`` (None: not recorded)."""
+    the auxiliary arc loss, ``, arc loss 1 (128 units), arc term 0.75`` (None: not
+    recorded)."""
     if not recipe:
         return None
     decay = (
@@ -262,9 +263,13 @@ def recipe_text(recipe: dict | None) -> str | None:
         else " constant"
     )
     arc_loss = recipe.get("arc_loss_weight") or 0.0  # runs before the loss existed: none
+    arcs = ""
+    if arc_loss:
+        arcs = f", arc loss {arc_loss:g} ({recipe.get('arc_hidden') or 256} units)"
+        arcs += f", arc term {recipe.get('arc_decoding_weight') or 0:g}"
     return (
         f"lr {recipe['lr']:g}{decay}, batch {recipe['batch_tokens']} words, "
-        f"patience {recipe['patience']}" + (f", arc loss {arc_loss:g}" if arc_loss else "")
+        f"patience {recipe['patience']}" + arcs
     )
 
 

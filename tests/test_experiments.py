@@ -355,8 +355,8 @@ def test_accuracy_table_flags_runs_with_and_without_the_arc_loss(
     markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
     assert (
         "- Tiny-Test: lr 0.004 ×0.5 after 3, batch 1000 words, patience 10; "
-        "lr 0.004 ×0.5 after 3, batch 1000 words, patience 10, arc loss 1 "
-        "**(mixed: the comparison is not fair)**"
+        "lr 0.004 ×0.5 after 3, batch 1000 words, patience 10, arc loss 1 (256 units), "
+        "arc term 0 **(mixed: the comparison is not fair)**"
     ) in markdown
 
 
@@ -443,7 +443,8 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
         assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
         assert (scores["model"], scores["test_input"]) == ("default", "untagged")
         quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
-        assert scores["recipe"] == {**quick, "patience": 2, "arc_loss_weight": 1.0}
+        arcs = {"arc_loss_weight": 1.0, "arc_hidden": 128, "arc_decoding_weight": 0.75}
+        assert scores["recipe"] == {**quick, "patience": 2, **arcs}
         assert scores["stopped"].startswith("max_epochs")
         for mode in ("greedy", "beam8"):
             assert scores["modes"][mode]["sentences"] == len(gold)
