@@ -38,6 +38,7 @@ import torch
 from torch import Tensor
 
 from benchmarks.common import synchronize
+from neuralparse.model.scorer import TokenTable
 from neuralparse.search.beam import beam_decode
 from neuralparse.systems import SYSTEMS, TransitionSystem, get_system, random_actions
 from neuralparse.systems.two_registers import DEAD_END_RULES
@@ -124,7 +125,8 @@ def time_beam(
             batch,  # type: ignore[arg-type]  # the lengths are all the search reads
             beam,
             compact=False,
-            table=object(),  # type: ignore[arg-type]  # the random scorer reads no table
+            # The random scorer reads no rows, and the search no arc log-probabilities.
+            table=TokenTable(torch.empty(0, device=device), 0),
             max_steps=max_steps,
         )
         return scorer.calls
