@@ -256,8 +256,8 @@ def test_arc_operands_name_the_arc_built(
             where = usable.any(1)
             if not bool(where.any()):
                 continue
-            trial = system.reorder(state, rows)  # elsewhere any legal action: ignored
-            anywhere = random_actions(legal, gen)
+            trial = system.reorder(state, rows)
+            anywhere = random_actions(legal, gen)  # the rows where the transition is not legal
             system.apply(trial, torch.where(where, usable.long().argmax(1), anywhere))
             after, _ = system.heads_and_labels(trial)
             for b in where.nonzero()[:, 0].tolist():
