@@ -39,6 +39,7 @@ from neuralparse.runtime.devices import cpu_model, describe_machine, resolve_dev
 from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.training import trainer as trainer_module
 from neuralparse.training.trainer import LAST_NAME, METRICS_NAME, forget_epochs_after, train
+from tests.killing import default_signals
 from tests.parser_fixtures import make_corpus, write_corpus
 from tests.test_predict import train_tiny_checkpoint
 from tests.test_training import tiny_config
@@ -324,6 +325,7 @@ def test_ctrl_c_while_a_command_loads_waits_for_the_import(tmp_path: Path) -> No
         text=True,
         timeout=60,
         env={**os.environ, "PYTHONPATH": path},
+        preexec_fn=default_signals,  # Ctrl-C delivered even where the suite runs with it ignored
     )
     assert done.stdout == "True\n", "the import was cut short"
     assert done.returncode == 130 and done.stderr == "error: interrupted\n", done.stderr
@@ -438,6 +440,8 @@ def test_a_signal_during_save_checkpoint_waits_for_the_checkpoint(
         raise SystemExit(128 + number)
 
     earlier = signal.signal(signal.SIGTERM, terminate)
+    # Python's own Ctrl-C handler, even where the suite was started with SIGINT ignored.
+    earlier_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         monkeypatch.setattr(checkpoint_module.torch, "save", interrupted_save)
         with pytest.raises(raised):
@@ -445,6 +449,7 @@ def test_a_signal_during_save_checkpoint_waits_for_the_checkpoint(
         assert signal.getsignal(signal.SIGTERM) is terminate
     finally:
         signal.signal(signal.SIGTERM, earlier)
+        signal.signal(signal.SIGINT, earlier_int)
     assert torch.load(path, weights_only=True) == {"run": 1}
     assert leftovers(tmp_path) == []
 
