@@ -27,8 +27,8 @@ from neuralparse.systems import SYSTEMS, get_system
 from neuralparse.training.losses import arc_loss
 from neuralparse.training.trainer import CHECKPOINT_NAME, loss_on_batch, prepare, train
 from neuralparse.trees.core import check_tree
-from tests.parser_fixtures import LABELS, make_corpus
-from tests.test_greedy import TINY
+from tests.parser_fixtures import make_corpus
+from tests.test_greedy import TINY, _setup
 from tests.test_training import tiny_config
 
 CPU = torch.device("cpu")
@@ -144,19 +144,13 @@ def test_the_arc_term_of_an_arc_eager_configuration_worked_by_hand() -> None:
 
 
 def _untrained_with_arcs(system_name: str, count: int, seed: int):
-    corpus = make_corpus(count, seed=seed, min_words=1, max_words=14, projective=False)
-    config = dataclasses.replace(
-        TINY, arc_loss_weight=1.0, arc_decoding_weight=1.0, min_word_count=1
-    )
-    vocabs = vocabularies_for(corpus, config)
-    system = get_system(system_name, ["root", *LABELS])
-    torch.manual_seed(seed)
-    model = ParserModel.for_system(vocabs, config, system).eval()
-    with torch.no_grad():  # opinionated scorers: large random weights, a non-zero bilinear
-        for p in model.parameters():
-            p.mul_(5)
+    """The opinionated untrained parser of the greedy tests, with the arc scorer and a
+    non-zero bilinear term (it starts at zero)."""
+    config = dataclasses.replace(TINY, arc_loss_weight=1.0, arc_decoding_weight=1.0)
+    _, encoded, system, model = _setup(system_name, count, seed, config)
+    with torch.no_grad():
         model.arcs.bilinear.normal_(0.0, 1.0)
-    return EncodedCorpus.build(corpus, vocabs), system, model
+    return encoded, system, model
 
 
 @pytest.mark.parametrize("system_name", sorted(SYSTEMS))

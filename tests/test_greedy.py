@@ -18,12 +18,13 @@ TINY = ModelConfig(
 )  # fmt: skip
 
 
-def _setup(system_name: str, count: int = 12, seed: int = 5):
+def _setup(system_name: str, count: int = 12, seed: int = 5, config: ModelConfig = TINY):
     corpus = make_corpus(count, seed=seed, min_words=1, max_words=14, projective=False)
-    vocabs = build_vocabularies(corpus, min_word_count=1, use_chars=False)
+    relations = config.arc_loss_weight > 0  # the arc scorer's relation vocabulary
+    vocabs = build_vocabularies(corpus, min_word_count=1, use_chars=False, relations=relations)
     system = get_system(system_name, ["root", *LABELS])
     torch.manual_seed(seed)
-    model = ParserModel.for_system(vocabs, TINY, system).eval()
+    model = ParserModel.for_system(vocabs, config, system).eval()
     # Random weights with a large scale make the untrained scorer opinionated and varied.
     with torch.no_grad():
         for p in model.parameters():

@@ -68,7 +68,11 @@ class ArcScorer(nn.Module):
     def head_log_probs(self, vectors: Tensor, lengths: Tensor) -> Tensor:
         """``[B, T, T + 1]`` log P(head of word ``i + 1`` is ``h``), normalised over the root
         and the words of the sentence (``lengths [B]``); padding heads get -inf."""
-        scores = self._arc_scores(vectors)
-        positions = torch.arange(scores.shape[2], device=scores.device)
-        outside = positions[None, None, :] > lengths[:, None, None]
-        return scores.masked_fill(outside, float("-inf")).log_softmax(2)
+        return only_sentence_heads(self._arc_scores(vectors), lengths).log_softmax(2)
+
+
+def only_sentence_heads(arcs: Tensor, lengths: Tensor) -> Tensor:
+    """Arc scores ``[B, T, T + 1]`` with -inf for the heads beyond each sentence's words
+    (``lengths [B]``): a word's head is the root or a word of its sentence, never padding."""
+    positions = torch.arange(arcs.shape[2], device=arcs.device)
+    return arcs.masked_fill(positions[None, None, :] > lengths[:, None, None], float("-inf"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from neuralparse.model.arcs import ArcScores
+from neuralparse.model.arcs import ArcScores, only_sentence_heads
 from neuralparse.model.encoder import gold_tags
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.parser import Positions
@@ -41,10 +41,8 @@ def arc_loss(scores: ArcScores, batch: ModelInput) -> torch.Tensor:
     ``batch`` (the auxiliary arc scorer's loss)."""
     if batch.heads is None or batch.relations is None:
         raise ValueError("the auxiliary arc loss needs the batch's gold heads and relations")
-    positions = torch.arange(scores.arcs.shape[2], device=batch.lengths.device)
-    # A word's head is the root or a word of its sentence, never padding.
-    outside = positions[None, None, :] > batch.lengths[:, None, None]
-    arcs = scores.arcs.masked_fill(outside, float("-inf"))
+    arcs = only_sentence_heads(scores.arcs, batch.lengths)
+    positions = torch.arange(arcs.shape[2], device=arcs.device)
     words = positions[None, 1:] <= batch.lengths[:, None]
     heads = batch.heads.masked_fill(~words, -1)
     head_loss = F.cross_entropy(arcs.flatten(0, 1), heads.flatten(), ignore_index=-1)
