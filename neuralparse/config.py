@@ -88,6 +88,7 @@ class SystemConfig:
 CHAR_MODELS = ("cnn", "bilstm")
 """Character models of the encoder (:attr:`ModelConfig.char_model`)."""
 TAG_INPUTS = ("none", "soft", "predicted", "gold")
+FEATS_HEADS = ("classes", "pairs")
 """How tag information reaches the transition scorer (:attr:`ModelConfig.tag_input`)."""
 
 
@@ -148,6 +149,11 @@ class ModelConfig:
     feats_loss_weight: float = 1.0
     """Weight of the FEATS head's cross-entropy (0: no FEATS head); the whole FEATS string of a
     word is one class."""
+    feats_head: str = "classes"
+    """How the FEATS head weighs a FEATS string seen in training: `classes`, a weight vector
+    of its own; `pairs`, its own plus the sum of its `Attribute=Value` pairs' vectors, which
+    every string with that pair shares (so a rare string learns from its frequent pairs).
+    Either way the head predicts one of the strings seen in training."""
     arc_loss_weight: float = 0.0
     """Weight of an auxiliary loss in training: a biaffine scorer on the top BiLSTM layer
     picks each word's head and relation (:mod:`neuralparse.model.arcs`; 0: none).  It only
@@ -193,6 +199,8 @@ class ModelConfig:
             raise InputError(f"model.char_model={self.char_model!r}; expected one of {CHAR_MODELS}")
         if self.tag_input not in TAG_INPUTS:
             raise InputError(f"model.tag_input={self.tag_input!r}; expected one of {TAG_INPUTS}")
+        if self.feats_head not in FEATS_HEADS:
+            raise InputError(f"model.feats_head={self.feats_head!r}; expected one of {FEATS_HEADS}")
         if not 1 <= self.tagger_layer <= self.lstm_layers:
             raise InputError(
                 f"model.tagger_layer={self.tagger_layer} is not a layer of the "

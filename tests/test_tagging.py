@@ -13,6 +13,8 @@ from neuralparse import Parser
 from neuralparse.errors import InputError
 from neuralparse.evaluation import predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.model.encoder import FeatsPairsHead
+from neuralparse.model.vocab import Vocabulary
 from neuralparse.runtime.checkpoint import load_checkpoint, save_checkpoint
 from neuralparse.training.trainer import train
 from tests.parser_fixtures import UPOS, make_corpus, write_corpus
@@ -195,3 +197,28 @@ def test_scores_of_columns_the_model_copied_are_not_reported() -> None:
         "lemmas": None,
         "blex": None,
     }
+
+
+def test_the_pairs_feats_head_shares_a_pairs_vector_among_the_strings_that_hold_it() -> None:
+    classes = Vocabulary.build(["Case=Nom|Number=Sing", "Case=Acc|Number=Sing", "Case=Nom", "_"])
+    head = FeatsPairsHead(4, classes)
+    vectors = torch.randn(5, 4)
+    before = head(vectors)
+    with torch.no_grad():
+        head.pairs.weight[sorted(["Case=Acc", "Case=Nom", "Number=Sing"]).index("Number=Sing")] += 1
+    moved = head(vectors) - before
+    grown = vectors.sum(1, keepdim=True).expand(-1, len(classes))
+    holds = [s.endswith("Number=Sing") for s in classes.symbols]
+    assert torch.allclose(moved[:, holds], grown[:, holds], atol=1e-5)
+    assert moved[:, [not h for h in holds]].abs().max() < 1e-6  # padding, unknown, Case=Nom, _
+
+
+def test_a_model_with_the_pairs_feats_head_tags_and_loads_from_its_checkpoint(
+    tmp_path: Path,
+) -> None:
+    checkpoint = train_tagger(tmp_path, feats_head="pairs")
+    parser = Parser.load(checkpoint, device="cpu")
+    assert isinstance(parser.model.encoder.taggers["feats"], FeatsPairsHead)
+    assert parser.dev_metrics["ufeats"] >= 90
+    (parsed,) = parser.parse(["w3 w17 w42 w8"])
+    assert set(parsed.feats) <= {"Number=Sing", "_"}
