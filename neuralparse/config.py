@@ -88,8 +88,9 @@ class SystemConfig:
 CHAR_MODELS = ("cnn", "bilstm")
 """Character models of the encoder (:attr:`ModelConfig.char_model`)."""
 TAG_INPUTS = ("none", "soft", "predicted", "gold")
-FEATS_HEADS = ("classes", "pairs")
 """How tag information reaches the transition scorer (:attr:`ModelConfig.tag_input`)."""
+FEATS_HEADS = ("classes", "pairs")
+"""How the FEATS head weighs a FEATS string (:attr:`ModelConfig.feats_head`)."""
 
 
 @dataclass

@@ -259,11 +259,15 @@ class Encoder(nn.Module):
         # before the heads existed); with them, ``lstm`` is the part below the heads.
         lower_layers = config.tagger_layer if classes else config.lstm_layers
         self.lstm = BiLSTM(dim, config.lstm_hidden, lower_layers, config.dropout)
+        pairs = config.feats_head == "pairs"
         self.taggers = nn.ModuleDict(
-            {name: nn.Linear(hidden, len(vocab)) for name, vocab in classes.items()}
+            {
+                name: FeatsPairsHead(hidden, vocab)
+                if name == "feats" and pairs
+                else nn.Linear(hidden, len(vocab))
+                for name, vocab in classes.items()
+            }
         )
-        if "feats" in classes and config.feats_head == "pairs":
-            self.taggers["feats"] = FeatsPairsHead(hidden, classes["feats"])
         self.tag_embeddings = nn.ModuleDict()
         if self.tag_input in ("soft", "predicted"):
             self.tag_embeddings = nn.ModuleDict(
