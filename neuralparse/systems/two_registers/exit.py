@@ -13,9 +13,10 @@ empty buffer and a register held, where eight more are tried (below).  The point
 whose success has a closed form (docs/dev/two-registers-completability.md):
 :func:`exit_legal` decides "``E`` finishes the successor" by phase (:func:`exit_finishes`:
 (I0), :func:`gamma_closed_form`, :func:`phase_a_closed_form`, :func:`phase_b_closed_form`,
-:func:`anchored_closed_form`), one pass over the stack instead of O(n) simulated moves, and
-simulates only with an empty buffer and a register held (up to the Clear, after three quick
-tests that no move sequence completes the configuration).  The simulation of every phase is
+:func:`anchored_closed_form`, :func:`r1_empty_buffer_closed_form`), one pass over the stack
+instead of O(n) simulated moves, and simulates only with an empty buffer and both registers
+held (up to the Clear, after two quick tests that no move sequence completes the
+configuration).  The simulation of every phase is
 kept as :func:`exit_legal_by_simulation`, the reference the closed forms are checked against
 (same mask on every configuration checked).
 
@@ -37,8 +38,9 @@ it has no dependent):
 * **buffer empty, a register held**: the same moves where they apply (the last word ``n`` as
   anchor when it is the only word right of R1), headless words below R1 attached to a
   register by Register-Stack to-stack, then Clear once no register would be lost headless.
-  ``E`` misses some completable configurations here, so the eight register completions of
-  the reference plans
+  With R1 alone, E and the family below finish exactly the completable configurations,
+  which :func:`r1_empty_buffer_closed_form` decides.  With both registers ``E`` misses some
+  completable configurations, so the eight register completions of the reference plans
   (:data:`~neuralparse.systems.two_registers.configuration.COMPLETION_PLANS` without
   ``anchored``, which an empty buffer makes irrelevant) are tried as well.
 
@@ -48,7 +50,7 @@ exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 
 from neuralparse.systems.two_registers.configuration import (
@@ -468,6 +470,70 @@ def anchored_closed_form(c: Configuration) -> bool:
     return follows_to_tree(d, exit_move)  # not seen: the anchor stays at most five moves
 
 
+def r1_empty_buffer_closed_form(c: Configuration) -> bool:
+    """Empty buffer, R1 held alone: whether *some* move sequence completes ``c`` (exact, and
+    equal to what E and :data:`EXIT_FAMILY` finish there).  The only moves left are Reduce,
+    Register-Stack(1, ·) between σ1 and R1 (type (2): only while ``σ2 < R1``), and Clear
+    (``σ2 < R1``), which either ends the parse (γ null) or, with σ1 = n alone right of R1,
+    puts n back as γ.  Write L and U for the stack words left and right of R1.
+
+    * **Clear ends the parse**: every word needs its head before it, and R1 is the only word
+      that can give one, to each headless stack word (repair 2: no child of the word on the
+      far side of R1).  A word adopting a headless R1 must be in the root's tree (or be 0
+      while the root is free): a headless adopter could get its head only from R1 (a
+      cycle), and so could the headless root of any other adopter's tree.  By the same
+      cycle, a headed R1 must be in the root's tree, and R1 = 0 gives at most one head, and
+      only while the root is free.  The adopter is u0 (the lowest word of U) or in L (type
+      (2)), its head not between it and R1 (repair 2); every word of U above u0 must already
+      have its head (it can only be reduced).
+    * **Clear returns n** (U = [n]): with n headed, it must be in the root's tree (the
+      arc-eager completion then takes every headless stack word as n's dependent); with n
+      headless, either R1 gives it its head (then n is in the root's tree iff R1 is), or
+      Clear puts R1 on the stack above L and the completion needs (I0) over L ∪ {R1}.  (n
+      adopting R1 instead leaves (I0) over L, which implies the former.)
+
+    Checked equal to exact completability (memoised search over Table 4 moves) on every
+    Table 4 successor of this phase of every configuration reachable under the rule, n <= 6
+    (91,905 at n = 6), and to the simulation of E and its family.  One pass over the stack;
+    each quantity is a minimum, a count or an "any" over stack words, with tree roots."""
+    r1, stack, head, n = c.r1, c.stack, c.head, c.n
+    assert r1 is not None and c.r2 is None and c.buffer_empty
+    split = bisect_right(stack, r1)
+    left, right = stack[:split], stack[split:]
+    if any(head[w] is None for w in right[1:]):
+        return False
+    root_free = c.leftmost[0] is None
+
+    def takes_head_from_r1(w: int) -> bool:  # repair 2 for R1 -> w
+        if w < r1:
+            return c.rightmost[w] is None or c.rightmost[w] <= r1  # type: ignore[operator]
+        return c.leftmost[w] is None or c.leftmost[w] >= r1  # type: ignore[operator]
+
+    def in_root_tree(v: int) -> bool:
+        return root_free if v == 0 else _tree_root(head, v) == 0
+
+    headless = [w for w in stack if w != 0 and head[w] is None]
+    if all(takes_head_from_r1(w) for w in headless):
+        if r1 == 0:
+            ends = not headless or (len(headless) == 1 and root_free)
+        elif head[r1] is not None:
+            ends = not headless or _tree_root(head, r1) == 0
+        else:
+            ends = any(
+                in_root_tree(x) and not (head[x] is not None and min(x, r1) < head[x] < max(x, r1))  # type: ignore[operator]
+                for x in left + right[:1]
+            )
+        if ends:
+            return True
+    if right != [n]:
+        return False
+    if head[n] is not None:
+        return _tree_root(head, n) == 0
+    if takes_head_from_r1(n) and in_root_tree(r1):
+        return True
+    return root_free or bool(_lowest_decides(c, [*left, r1]))
+
+
 def _stuck_right_of_registers(c: Configuration) -> bool:
     """Empty buffer, a register held: a headless stack word right of ``Rright`` above
     another such word never gets a head, so no plan finishes ``c``.  With the buffer empty
@@ -482,31 +548,6 @@ def _stuck_right_of_registers(c: Configuration) -> bool:
             return True
         j -= 1
     return False
-
-
-def _last_word_stored_alone_is_lost(c: Configuration) -> bool:
-    """Empty buffer, ``R1 = n`` and R2 empty: no sequence of moves completes ``c`` (so no
-    plan does) unless R1 joins the root's tree.  Clear would end the parse (γ is null:
-    σ1 < n), so every word needs its head before it, and the only arcs left are
-    Register-Stack(1, ·) between σ1 and R1.  A headless stack word w gets its head from R1
-    (to-stack), so R1's tree root must never be w: R1 must be in the root's tree when it
-    has a head, and when headless it must be adopted by a word x of the root's tree (x = 0
-    while the root is free; repair 2: x's head not between x and R1), since a headless x or
-    one hanging from a headless word would close that cycle."""
-    r1 = c.r1
-    if r1 != c.n or c.r2 is not None:
-        return False
-    head = c.head
-    if head[r1] is not None:
-        return _tree_root(head, r1) != 0
-    if c.leftmost[0] is None:
-        return False  # 0 (never popped) adopts R1
-    for x in c.stack:
-        if x != 0 and _tree_root(head, x) == 0:
-            g = head[x]
-            if not (g is not None and x < g < r1):
-                return False
-    return True
 
 
 def _registers_trapped_below_a_headless_word(c: Configuration) -> bool:
@@ -543,7 +584,7 @@ def phase(c: Configuration) -> str:
             return "terminal"
         return "registers empty, β1 = γ" if c.front <= c.last else "registers empty, fresh β1"
     if c.buffer_empty:
-        return "empty buffer, register held (simulated)"
+        return "empty buffer, R1 alone" if c.r2 is None else "empty buffer, both (simulated)"
     if c.r2 is None:
         return "phase A"
     return "phase B, anchor on the stack" if anchor_on_stack(c) else "phase B, no anchor"
@@ -551,19 +592,18 @@ def phase(c: Configuration) -> str:
 
 def exit_finishes(c: Configuration) -> bool:
     """:func:`exit_finishes_by_simulation` by phase: terminal, registers empty with a fresh
-    β1 (I0) or with β1 = γ, phase A, phase B with or without the anchor on the stack, each
-    by its closed form; with an empty buffer and a register held, three tests of "no move
-    sequence completes ``c``", else E and :data:`EXIT_FAMILY` run up to the Clear."""
+    β1 (I0) or with β1 = γ, phase A, phase B with or without the anchor on the stack, an
+    empty buffer with R1 alone, each by its closed form; with an empty buffer and both
+    registers held, two tests of "no move sequence completes ``c``", else E and
+    :data:`EXIT_FAMILY` run up to the Clear."""
     if c.r1 is None:
         if c.front > c.n:
             return c.unattached == 0  # terminal
         return gamma_closed_form(c) if c.front <= c.last else i0(c)
     if c.front > c.n:
-        if (
-            _stuck_right_of_registers(c)
-            or _last_word_stored_alone_is_lost(c)
-            or _registers_trapped_below_a_headless_word(c)
-        ):
+        if c.r2 is None:
+            return r1_empty_buffer_closed_form(c)
+        if _stuck_right_of_registers(c) or _registers_trapped_below_a_headless_word(c):
             return False
         return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
     if c.r2 is None:

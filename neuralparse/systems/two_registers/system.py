@@ -64,10 +64,11 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # Only the slow path is hard to remove: a host-free mask needs the dead-end rule as tensor
 # operations in every phase.  The exit rule has closed forms in every phase but one (`exit`:
 # scans of the stack, each quantity O(1) to maintain with the per-word book-keeping listed in
-# docs/dev/two-registers-completability.md), but with an empty buffer and a register held it
-# simulates E and eight register completions, O(n) dependent moves per candidate move that a
-# fixed-shape tensor program can only unroll to the padded width; that phase needs a closed
-# form of its own first (and any rule that changes the mask there changes the parses).
+# docs/dev/two-registers-completability.md; with an empty buffer and R1 alone, exact
+# completability), but with an empty buffer and both registers held it simulates E and eight
+# register completions, O(n) dependent moves per candidate move that a fixed-shape tensor
+# program can only unroll to the padded width; that phase needs a closed form of its own
+# first (and any rule that changes the mask there changes the parses).
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
