@@ -1,0 +1,194 @@
+"""Exact completability of two-registers configurations with an empty buffer and a register
+held: the checks behind docs/dev/two-registers-completability.md ("Empty buffer, R1 alone",
+"How the completable both-register configurations end").
+
+On every Table 4 successor in that phase of every configuration reachable under the exit
+rule with n words, against exact completability by memoised search over Table 4 moves
+(:func:`endings` also records how the Clear that empties the registers ends the parse):
+
+* R1 alone: ``r1_empty_buffer_closed_form`` is exact;
+* both registers, R2 = n: the only ending is G2 (Clear returns R2 = n);
+* both registers, R2 < n: the endings are T (Clear ends the parse) and G1 (Clear returns
+  σ1 = n); "G1 possible" is decided locally by :func:`g1_local`, and "T possible" by the
+  search over scenarios of :func:`t_by_scenarios`, which fixes only who adopts each
+  headless register and which register heads the few headless words whose trees hold a
+  register or an adopter; every other headless word takes R1 when its turn allows that,
+  else R2 (R2 first when R1 is the root, which can give one head only).
+
+    python docs/dev/two_registers_empty_buffer.py 6      # n = 1..6, about 10 minutes
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from itertools import permutations, product
+
+from two_registers_exhaustive import key, reachable, table4_successors
+
+from neuralparse.systems.two_registers.configuration import (
+    REGISTER_STACK_MOVES,
+    Configuration,
+    Move,
+    apply_move,
+    gamma,
+    successor,
+    table4_legal,
+)
+from neuralparse.systems.two_registers.exit import (
+    exit_finishes,
+    exit_legal,
+    gamma_closed_form,
+    r1_empty_buffer_closed_form,
+)
+
+RS = {(k, to_register): move for move, (k, to_register) in REGISTER_STACK_MOVES.items()}
+
+
+def endings(c: Configuration, memo: dict[tuple, frozenset[str]]) -> frozenset[str]:
+    """How some move sequence completes ``c`` (empty buffer, a register held): by a Clear
+    that ends the parse ("T"), returns σ1 = n ("G1") or returns R2 = n ("G2"); empty when
+    none does."""
+    k = key(c)
+    if k not in memo:
+        memo[k] = frozenset()  # a configuration on the current path does not complete itself
+        found: set[str] = set()
+        for move in (m for m in Move if table4_legal(c, m)):
+            after = successor(c, move)
+            if move is not Move.CLEAR:
+                found |= endings(after, memo)
+            elif gamma(c) is None:
+                if after.unattached == 0:
+                    found.add("T")
+            elif gamma_closed_form(after):
+                found.add("G1" if gamma(c) == c.sigma1 else "G2")
+        memo[k] = frozenset(found)
+    return memo[k]
+
+
+def g1_local(c: Configuration) -> bool:
+    """G1 needs σ1 = n alone right of R1; only n's own turn (at most three Register-Stack
+    arcs) comes before the Clear, after which ``gamma_closed_form`` decides."""
+    stack = c.stack
+    if not stack or stack[-1] != c.n or (len(stack) > 1 and stack[-2] > c.r1):  # type: ignore[operator]
+        return False
+    frontier = [c]
+    for _ in range(4):
+        arcs = []
+        for d in frontier:
+            if table4_legal(d, Move.CLEAR) and gamma_closed_form(successor(d, Move.CLEAR)):
+                return True
+            arcs += [successor(d, m) for m in RS.values() if table4_legal(d, m)]
+        frontier = arcs
+    return False
+
+
+def _tree_root(c: Configuration, v: int) -> int:
+    while (h := c.head[v]) is not None:
+        v = h
+    return v
+
+
+def _turn(c: Configuration, arcs: list[Move]) -> Configuration | None:
+    """σ1's turn: ``arcs`` in the first order in which all are legal."""
+    for order in permutations(arcs):
+        d = c.copy()
+        for move in order:
+            if not table4_legal(d, move):
+                break
+            apply_move(d, move)
+        else:
+            return d
+    return None
+
+
+def _plays_to_t(
+    c: Configuration, giver: dict[int, int], adopter: dict[int, int], auto: set[int]
+) -> bool:
+    """Whether processing the stack top-down ends in a complete tree by a Clear that ends
+    the parse: each word adopts the registers ``adopter`` gives it, takes its head from
+    register ``giver[w]`` (words in ``auto``: R1 when legal, else R2; R2 first when R1 = 0),
+    and is popped; words with nothing to do are reduced."""
+    todo = set(giver) | set(adopter.values()) | auto
+    d = c
+    while todo:
+        if not d.stack:
+            return False
+        w = d.stack[-1]
+        if w in todo:
+            adopt = [RS[k, True] for k, x in adopter.items() if x == w]
+            if w in giver:
+                heads = [[RS[giver[w], False]]]
+            elif w in auto:
+                heads = [[RS[k, False]] for k in ((2, 1) if c.r1 == 0 else (1, 2))]
+            else:
+                heads = [[]]  # an adopter with its head already
+            after = None
+            for head in heads:
+                after = _turn(d, adopt + head)
+                if after is not None:
+                    break
+            if after is None:
+                return False
+            d = after
+            todo.discard(w)
+            if not d.stack or d.stack[-1] != w:
+                continue  # popped by its own arc
+            if not todo and not table4_legal(d, Move.REDUCE):
+                break  # w may be the Clear's σ1
+        if d.head[w] is None or not table4_legal(d, Move.REDUCE):
+            return False
+        d = successor(d, Move.REDUCE)
+    while not (table4_legal(d, Move.CLEAR) and gamma(d) is None):
+        if not d.stack or not table4_legal(d, Move.REDUCE):
+            return False
+        d = successor(d, Move.REDUCE)
+    return successor(d, Move.CLEAR).unattached == 0
+
+
+def t_by_scenarios(c: Configuration) -> bool:
+    """ "T possible" with both registers held: some choice of adopters for the headless
+    registers and of registers for the headless words that are tree roots of a register or
+    an adopter (the only ones whose choice can close a cycle) plays to a complete tree."""
+    headless = {w for w in c.stack if w != 0 and c.head[w] is None}
+    needs = [k for k in (1, 2) if c.register(k) != 0 and c.head[c.register(k)] is None]  # type: ignore[index]
+    for adopters in product(c.stack, repeat=len(needs)):
+        roots = {_tree_root(c, v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
+        special = sorted(roots & headless)
+        for givers in product((1, 2), repeat=len(special)):
+            giver = dict(zip(special, givers, strict=True))
+            adopter = dict(zip(needs, adopters, strict=True))
+            if _plays_to_t(c, giver, adopter, headless - set(special)):
+                return True
+    return False
+
+
+def check(n: int) -> None:
+    configs = reachable(n, exit_legal)
+    phase = [s for s in table4_successors(configs) if s.r1 is not None and s.buffer_empty]
+    memo: dict[tuple, frozenset[str]] = {}
+    counts: Counter[tuple] = Counter()
+    wrong: Counter[str] = Counter()
+    for c in phase:
+        ends = endings(c, memo)
+        if c.r2 is None:
+            wrong["R1 alone"] += r1_empty_buffer_closed_form(c) != bool(ends)
+            continue
+        part = "R2 = n" if c.r2 == n else "R2 < n"
+        counts[part, tuple(sorted(ends)), exit_finishes(c)] += 1
+        if part == "R2 = n":
+            wrong["R2 = n ends other than G2"] += bool(ends - {"G2"})
+        else:
+            wrong["G1 local"] += g1_local(c) != ("G1" in ends)
+            wrong["T by scenarios"] += t_by_scenarios(c) != ("T" in ends)
+    print(f"n={n}: {len(phase)} successors with an empty buffer and a register held")
+    for (part, ends, by_exit), count in sorted(counts.items()):
+        rule = "the exit rule finishes" if by_exit else "the exit rule does not finish"
+        print(f"  both registers, {part}, endings {'+'.join(ends) or 'none'}: {count} ({rule})")
+    print(f"  disagreements: {dict(wrong)}")
+    assert not sum(wrong.values()), wrong
+
+
+if __name__ == "__main__":
+    for size in range(1, int(sys.argv[1]) + 1 if len(sys.argv) > 1 else 6):
+        check(size)
