@@ -13,7 +13,8 @@ rule with n words, against exact completability by memoised search over Table 4 
   search over scenarios of :func:`t_by_scenarios`, which fixes only who adopts each
   headless register and which register heads the few headless words whose trees hold a
   register or an adopter; every other headless word takes R1 when its turn allows that,
-  else R2 (R2 first when R1 is the root, which can give one head only).
+  else R2 (R2 first when R1 is the root, which can give one head only).  The adopters can
+  be sought among the lowest stack word of each kind (:func:`adopter_kind`) only.
 
     python docs/dev/two_registers_empty_buffer.py 6      # n = 1..6, about 10 minutes
 """
@@ -146,13 +147,36 @@ def _plays_to_t(
     return successor(d, Move.CLEAR).unattached == 0
 
 
-def t_by_scenarios(c: Configuration) -> bool:
-    """ "T possible" with both registers held: some choice of adopters for the headless
-    registers and of registers for the headless words that are tree roots of a register or
-    an adopter (the only ones whose choice can close a cycle) plays to a complete tree."""
+def adopter_kind(c: Configuration, x: int) -> tuple[str, str]:
+    """A stack word's region (right of R2, between the registers, left of R1 right or not
+    right of ``last``, the root) and status (headless, connected, in the tree of R1, of R2 or
+    of a headless stack word; the root free or not)."""
+    region = "U" if x > c.r2 else "M" if x > c.r1 else "0" if x == 0 else "L"  # type: ignore[operator]
+    if region == "L":
+        region += ">last" if x > c.last else "<=last"
+    if x == 0:
+        return region, "free" if c.leftmost[0] is None else "taken"
+    if c.head[x] is None:
+        return region, "headless"
+    root = _tree_root(c, x)
+    return region, {0: "connected", c.r1: "R1 tree", c.r2: "R2 tree"}.get(root, "word tree")
+
+
+def t_by_scenarios(c: Configuration, lowest_of_each_kind: bool = False) -> bool:
+    """Whether T is possible with both registers held: some choice of adopters for the
+    headless registers and of registers for the headless words that are tree roots of a
+    register or an adopter (the only ones whose choice can close a cycle) plays to a
+    complete tree.  ``lowest_of_each_kind``: adopters only among the lowest stack word of
+    each :func:`adopter_kind`."""
     headless = {w for w in c.stack if w != 0 and c.head[w] is None}
     needs = [k for k in (1, 2) if c.register(k) != 0 and c.head[c.register(k)] is None]  # type: ignore[index]
-    for adopters in product(c.stack, repeat=len(needs)):
+    candidates = c.stack
+    if lowest_of_each_kind:
+        lowest: dict[tuple[str, str], int] = {}
+        for w in c.stack:
+            lowest.setdefault(adopter_kind(c, w), w)
+        candidates = sorted(lowest.values())
+    for adopters in product(candidates, repeat=len(needs)):
         roots = {_tree_root(c, v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
         special = sorted(roots & headless)
         for givers in product((1, 2), repeat=len(special)):
@@ -181,6 +205,7 @@ def check(n: int) -> None:
         else:
             wrong["G1 local"] += g1_local(c) != ("G1" in ends)
             wrong["T by scenarios"] += t_by_scenarios(c) != ("T" in ends)
+            wrong["T, lowest adopters"] += t_by_scenarios(c, True) != ("T" in ends)
     print(f"n={n}: {len(phase)} successors with an empty buffer and a register held")
     for (part, ends, by_exit), count in sorted(counts.items()):
         rule = "the exit rule finishes" if by_exit else "the exit rule does not finish"
