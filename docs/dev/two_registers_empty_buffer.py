@@ -36,12 +36,9 @@ from neuralparse.systems.two_registers.configuration import (
     successor,
     table4_legal,
 )
-from neuralparse.systems.two_registers.exit import (
-    exit_finishes,
-    exit_legal,
-    gamma_closed_form,
-    r1_empty_buffer_closed_form,
-)
+from neuralparse.systems.two_registers.empty_buffer import r1_empty_buffer_closed_form
+from neuralparse.systems.two_registers.exit import exit_finishes, exit_legal
+from neuralparse.systems.two_registers.registers_empty import gamma_closed_form
 
 RS = {(k, to_register): move for move, (k, to_register) in REGISTER_STACK_MOVES.items()}
 

@@ -13,15 +13,17 @@ from neuralparse.systems.two_registers.configuration import (
     apply_move,
     table4_legal,
 )
+from neuralparse.systems.two_registers.empty_buffer import (
+    r1_empty_buffer_closed_form,
+    registers_trapped_below_a_headless_word,
+    stuck_right_of_registers,
+)
 from neuralparse.systems.two_registers.exit import (
-    _registers_trapped_below_a_headless_word,
-    _stuck_right_of_registers,
     exit_finishes,
     exit_finishes_by_simulation,
     exit_legal,
     exit_legal_by_simulation,
     phase,
-    r1_empty_buffer_closed_form,
 )
 from neuralparse.trees.core import check_tree
 from tests.systems.test_two_registers import (
@@ -67,7 +69,7 @@ def test_no_completable_configuration_is_cut_short() -> None:
             after = successor(c, move)
             if after.r1 is None or not after.buffer_empty:
                 continue
-            tests = (_stuck_right_of_registers, _registers_trapped_below_a_headless_word)
+            tests = (stuck_right_of_registers, registers_trapped_below_a_headless_word)
             for test in tests:
                 if test(after):
                     fired[test.__name__] += 1

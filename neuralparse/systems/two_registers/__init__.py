@@ -1,7 +1,8 @@
 """The two-registers transition system (Pitler & McDonald 2015, §4-6, Tables 2-4): an
 arc-eager stack and buffer plus two registers, deriving the 2-Crossing-Interval trees.
 
-Modules, imports flowing one way (``configuration`` <- ``mask``/``exit``/``oracle`` <-
+Modules, imports flowing one way (``configuration`` <- ``registers_empty`` <-
+``empty_buffer`` <- ``exit``; ``configuration`` <- ``mask``/``exit``/``oracle`` <-
 ``system``):
 
 * :mod:`~neuralparse.systems.two_registers.configuration`: the plain-Python reference on one
@@ -11,7 +12,11 @@ Modules, imports flowing one way (``configuration`` <- ``mask``/``exit``/``oracl
 * :mod:`~neuralparse.systems.two_registers.mask`: the closed-form legal mask in tensors on
   the engine's fast rows (registers empty, fresh buffer front) and its book-keeping;
 * :mod:`~neuralparse.systems.two_registers.exit`: the exit dead-end rule (one exit plan,
-  decided by closed forms; :func:`exit_legal`, the engine's default);
+  decided by closed forms; :func:`exit_legal`, the engine's default), with the closed forms
+  of two phases in their own modules: registers empty
+  (:mod:`~neuralparse.systems.two_registers.registers_empty`, also the terms the others
+  read) and an empty buffer with a register held
+  (:mod:`~neuralparse.systems.two_registers.empty_buffer`);
 * :mod:`~neuralparse.systems.two_registers.oracle`: the static oracle of the completeness
   proof (§5.2; :func:`oracle`, :func:`derivable`);
 * :mod:`~neuralparse.systems.two_registers.system`: the system on the engine's state batch,

@@ -50,7 +50,7 @@ exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from neuralparse.systems.two_registers.configuration import (
@@ -66,6 +66,17 @@ from neuralparse.systems.two_registers.configuration import (
     run_plan,
     successor,
     table4_legal,
+)
+from neuralparse.systems.two_registers.empty_buffer import (
+    r1_empty_buffer_closed_form,
+    registers_trapped_below_a_headless_word,
+    stuck_right_of_registers,
+)
+from neuralparse.systems.two_registers.registers_empty import (
+    gamma_closed_form,
+    i0,
+    lowest_decides,
+    tree_root,
 )
 
 Plan = Callable[[Configuration], Move | None]
@@ -259,7 +270,9 @@ def exit_legal_by_simulation(c: Configuration, move: Move) -> bool:
 # Closed forms of "E finishes c"
 # =========================================================================================
 # Each function below decides, for one phase, whether E (or the family, with an empty
-# buffer) finishes c, from aggregates of the stack instead of a run of E.  They are the
+# buffer) finishes c, from aggregates of the stack instead of a run of E; those with the
+# registers empty (i0, gamma_closed_form) and with an empty buffer (r1_empty_buffer_closed_form)
+# live in the modules registers_empty and empty_buffer.  They are the
 # closed forms of docs/dev/two-registers-completability.md, checked equal to the simulation
 # on every Table 4 successor of every configuration reachable under the exit rule, n <= 6
 # (`python docs/dev/two_registers_exhaustive.py 6 --exit`).  Terms: *root free* — 0 has no
@@ -269,53 +282,6 @@ def exit_legal_by_simulation(c: Configuration, move: Move) -> bool:
 # stack word in H ∪ C, and the stack's parts below, between and right of the registers are
 # contiguous.  Still O(n) per configuration (a scan of the stack, tree roots by walking
 # heads), but a single pass with early exits instead of O(n) simulated moves.
-
-
-def _tree_root(head: list[int | None], v: int) -> int:
-    while (h := head[v]) is not None:
-        v = h
-    return v
-
-
-def _lowest_decides(c: Configuration, words: Sequence[int]) -> bool | None:
-    """``minC < minH`` over ``words`` (increasing; 0 skipped): ``True`` when the lowest word
-    of H ∪ C is connected, ``False`` when it is headless, ``None`` when there is none."""
-    head = c.head
-    for v in words:
-        if v == 0:
-            continue
-        if head[v] is None:
-            return False
-        if _tree_root(head, v) == 0:
-            return True
-    return None
-
-
-def i0(c: Configuration) -> bool:
-    """(I0): root free ∨ minC < minH over the stack words other than 0.  With the registers
-    empty and a fresh β1 (never put back by Clear) the arc-eager completion finishes ``c``
-    iff (I0) holds (:mod:`~neuralparse.systems.two_registers.mask`)."""
-    return c.leftmost[0] is None or bool(_lowest_decides(c, c.stack))
-
-
-def gamma_closed_form(c: Configuration) -> bool:
-    """Whether the arc-eager completion (E with empty registers) finishes a configuration
-    whose buffer front is a word put back by Clear (β1 <= last): with β1 = n headed, iff β1
-    is connected; otherwise iff (I0) holds over the stack, or β1 is headed and connected and
-    every headless stack word lies in the run of headless words on top of the stack (those
-    go to β1, β1 is shifted and takes the rest of the buffer)."""
-    b, head = c.front, c.head
-    if b == c.n and head[b] is not None:
-        return _tree_root(head, b) == 0
-    if i0(c):
-        return True
-    if head[b] is None or _tree_root(head, b) != 0:
-        return False
-    stack = c.stack
-    i = len(stack)
-    while i and stack[i - 1] != 0 and head[stack[i - 1]] is None:
-        i -= 1
-    return all(v == 0 or head[v] is not None for v in stack[:i])
 
 
 def phase_a_closed_form(c: Configuration) -> bool:
@@ -329,12 +295,12 @@ def phase_a_closed_form(c: Configuration) -> bool:
     if c.leftmost[0] is None:
         return True
     stack = c.stack
-    decided = _lowest_decides(c, stack[: bisect_left(stack, r1)])
+    decided = lowest_decides(c, stack[: bisect_left(stack, r1)])
     if decided is not None:
         return decided
     if r1 == 0:
         return False
-    return c.head[r1] is not None and _tree_root(c.head, r1) == 0
+    return c.head[r1] is not None and tree_root(c.head, r1) == 0
 
 
 def anchor_on_stack(c: Configuration) -> bool:
@@ -362,7 +328,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
     rf = c.leftmost[0] is None
     i1 = bisect_left(stack, r1)
     i2 = bisect_left(stack, r2, i1)
-    root1, root2 = _tree_root(head, r1), _tree_root(head, r2)
+    root1, root2 = tree_root(head, r1), tree_root(head, r2)
     connected1 = (root1 == 0 and r1 != 0) or (r1 == 0 and rf)
     connected2 = root2 == 0
     headless1 = r1 != 0 and head[r1] is None
@@ -378,7 +344,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
     #    connected (type (3): not when its head is R2).
     if i2 < len(stack):
         u0 = stack[i2]
-        if head[u0] != r2 and _tree_root(head, u0) == 0:
+        if head[u0] != r2 and tree_root(head, u0) == 0:
             if headless1 and may_adopt(u0, r1):
                 headless1, connected1, covered2 = False, True, True  # footnote 2
             if headless2 and may_adopt(u0, r2):
@@ -390,7 +356,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
         m = stack[j]
         hm = head[m]
         if hm is not None:
-            if _tree_root(head, m) == 0:
+            if tree_root(head, m) == 0:
                 if headless1 and may_adopt(m, r1):
                     headless1, connected1 = False, True
                 if headless2 and may_adopt(m, r2):
@@ -449,7 +415,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
             return rf  # a headless word lies below every connected one
         if (v == r1 and (w_connected or connected1)) or (v == r2 and (w_connected or connected2)):
             return True
-        if _tree_root(head, v) == 0:
+        if tree_root(head, v) == 0:
             return True
     return w_connected or rf
 
@@ -468,103 +434,6 @@ def anchored_closed_form(c: Configuration) -> bool:
             return False
         apply_move(d, move)
     return follows_to_tree(d, exit_move)  # not seen: the anchor stays at most five moves
-
-
-def r1_empty_buffer_closed_form(c: Configuration) -> bool:
-    """Empty buffer, R1 held alone: whether *some* move sequence completes ``c`` (exact, and
-    equal to what E and :data:`EXIT_FAMILY` finish there).  The only moves left are Reduce,
-    Register-Stack(1, ·) between σ1 and R1 (type (2): only while ``σ2 < R1``), and Clear
-    (``σ2 < R1``), which either ends the parse (γ null) or, with σ1 = n alone right of R1,
-    puts n back as γ.  Write L and U for the stack words left and right of R1.
-
-    * **Clear ends the parse**: every word needs its head before it, and R1 is the only word
-      that can give one, to each headless stack word (repair 2: no child of the word on the
-      far side of R1).  A word adopting a headless R1 must be in the root's tree (or be 0
-      while the root is free): a headless adopter could get its head only from R1 (a
-      cycle), and so could the headless root of any other adopter's tree.  By the same
-      cycle, a headed R1 must be in the root's tree, and R1 = 0 gives at most one head, and
-      only while the root is free.  The adopter is u0 (the lowest word of U) or in L (type
-      (2)), its head not between it and R1 (repair 2); every word of U above u0 must already
-      have its head (it can only be reduced).
-    * **Clear returns n** (U = [n]): with n headed, it must be in the root's tree (the
-      arc-eager completion then takes every headless stack word as n's dependent); with n
-      headless, either R1 gives it its head (then n is in the root's tree iff R1 is), or
-      Clear puts R1 on the stack above L and the completion needs (I0) over L ∪ {R1}.  (n
-      adopting R1 instead leaves (I0) over L, which implies the former.)
-
-    Checked equal to exact completability (memoised search over Table 4 moves) on every
-    Table 4 successor of this phase of every configuration reachable under the rule, n <= 6
-    (91,905 at n = 6), and to the simulation of E and its family.  One pass over the stack;
-    each quantity is a minimum, a count or an "any" over stack words, with tree roots."""
-    r1, stack, head, n = c.r1, c.stack, c.head, c.n
-    assert r1 is not None and c.r2 is None and c.buffer_empty
-    split = bisect_right(stack, r1)
-    left, right = stack[:split], stack[split:]
-    if any(head[w] is None for w in right[1:]):
-        return False
-    root_free = c.leftmost[0] is None
-
-    def takes_head_from_r1(w: int) -> bool:  # repair 2 for R1 -> w
-        if w < r1:
-            return c.rightmost[w] is None or c.rightmost[w] <= r1  # type: ignore[operator]
-        return c.leftmost[w] is None or c.leftmost[w] >= r1  # type: ignore[operator]
-
-    def in_root_tree(v: int) -> bool:
-        return root_free if v == 0 else _tree_root(head, v) == 0
-
-    headless = [w for w in stack if w != 0 and head[w] is None]
-    if all(takes_head_from_r1(w) for w in headless):
-        if r1 == 0:
-            ends = not headless or (len(headless) == 1 and root_free)
-        elif head[r1] is not None:
-            ends = not headless or _tree_root(head, r1) == 0
-        else:
-            ends = any(
-                in_root_tree(x) and not (head[x] is not None and min(x, r1) < head[x] < max(x, r1))  # type: ignore[operator]
-                for x in left + right[:1]
-            )
-        if ends:
-            return True
-    if right != [n]:
-        return False
-    if head[n] is not None:
-        return _tree_root(head, n) == 0
-    if takes_head_from_r1(n) and in_root_tree(r1):
-        return True
-    return root_free or bool(_lowest_decides(c, [*left, r1]))
-
-
-def _stuck_right_of_registers(c: Configuration) -> bool:
-    """Empty buffer, a register held: a headless stack word right of ``Rright`` above
-    another such word never gets a head, so no plan finishes ``c``.  With the buffer empty
-    the registers stay (Store needs β1, Clear needs ``σ2 < R1``); the word cannot be
-    Left-Arced (no β1), reduced (headless), given a head by Register-Stack (type (2):
-    ``σ2 < Rright``) or removed by Clear while it or a word above it is σ1 (``σ2 > R1``)."""
-    stack, head = c.stack, c.head
-    r_right = c.r1 if c.r2 is None else c.r2
-    j = len(stack) - 1
-    while j > 0 and stack[j - 1] > r_right:  # type: ignore[operator]
-        if head[stack[j]] is None:
-            return True
-        j -= 1
-    return False
-
-
-def _registers_trapped_below_a_headless_word(c: Configuration) -> bool:
-    """Empty buffer, a register held, and Clear can only end the parse (γ = n is possible
-    only with ``R2 = n`` or ``n`` alone right of R1 on the stack): a headless stack word
-    whose tree holds every register never gets a head, so no plan finishes ``c``.  Its head
-    would have to come from a register by Register-Stack(k, to-stack) (no β1 for the arc
-    moves), which closes a cycle; the registers stay in its tree as long as it is
-    headless."""
-    stack, head, n = c.stack, c.head, c.n
-    if c.r2 == n or (stack and stack[-1] == n and (len(stack) < 2 or stack[-2] < c.r1)):  # type: ignore[operator]
-        return False
-    w = _tree_root(head, c.r1)  # type: ignore[arg-type]
-    if w == 0 or w == c.r1 or (c.r2 is not None and _tree_root(head, c.r2) != w):
-        return False
-    i = bisect_left(stack, w)
-    return i < len(stack) and stack[i] == w
 
 
 def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
@@ -603,7 +472,7 @@ def exit_finishes(c: Configuration) -> bool:
     if c.front > c.n:
         if c.r2 is None:
             return r1_empty_buffer_closed_form(c)
-        if _stuck_right_of_registers(c) or _registers_trapped_below_a_headless_word(c):
+        if stuck_right_of_registers(c) or registers_trapped_below_a_headless_word(c):
             return False
         return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
     if c.r2 is None:
