@@ -1,8 +1,8 @@
 """The gap between the default joint model on untagged input and a gold-tag model trained the
 same way (``model=gold_tags``: the same encoder, auxiliary arc scorer and arc term in
 decoding; gold UPOS/XPOS/FEATS embedded in place of the tagging heads), on the test files of
-the four small shared treebanks.  LAS is the CoNLL 2018 one (head and universal part of
-DEPREL).
+English-EWT and the four small shared treebanks.  LAS is the CoNLL 2018 one (head and
+universal part of DEPREL).
 
     python docs/measurements/cpu-session39/gold_gap_table.py
 
@@ -11,6 +11,7 @@ the default model equals untagged input since it reads no tags):
 
 * default model, seeds 1 and 2: ``../cpu-session37/<treebank>_s1_default`` and
   ``../cpu-session38/base_<treebank>_s2`` (``python train.py data=T seed=S trainer.threads=1``);
+  English-EWT: the one ``make train`` run of ``../cpu-session37/make_train``;
 * gold-tag model, seed 1: ``goldarc_<treebank>_s1`` here (Greek-GDT:
   ``../cpu-session38/goldarc_el_gdt_s1``), ``python train.py data=T seed=1 model=gold_tags
   trainer.threads=1`` with the arc scorer settings that are now the preset's;
@@ -27,10 +28,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-TREEBANKS = ("el_gdt", "got_proiel", "hu_szeged", "tr_imst")
+TREEBANKS = ("en_ewt", "el_gdt", "got_proiel", "hu_szeged", "tr_imst")
 
 
 def default_runs(treebank: str) -> list[Path]:
+    if treebank == "en_ewt":
+        return [HERE.parent / "cpu-session37" / "make_train"]
     return [
         HERE.parent / "cpu-session37" / f"{treebank}_s1_default",
         HERE.parent / "cpu-session38" / f"base_{treebank}_s2",
@@ -61,7 +64,8 @@ def untagged_scores() -> None:
     from neuralparse import Parser
     from neuralparse.datasets import treebank_paths
 
-    names = {"el_gdt": "UD_Greek-GDT", "got_proiel": "UD_Gothic-PROIEL"}
+    names = {"en_ewt": "UD_English-EWT", "el_gdt": "UD_Greek-GDT"}
+    names |= {"got_proiel": "UD_Gothic-PROIEL"}
     names |= {"hu_szeged": "UD_Hungarian-Szeged", "tr_imst": "UD_Turkish-IMST"}
     runs_root = Path(sys.argv[2])
     scores = {}
