@@ -81,7 +81,7 @@ def test_r1_alone_with_an_empty_buffer_is_decided_exactly() -> None:
     """Empty buffer, R1 held alone: the closed form is exact completability (memoised search
     over Table 4 moves) on every Table 4 successor of every configuration reachable under
     the rule, n <= 4, completable or not, by every way of ending (Clear ends the parse,
-    Clear returns n; ``python docs/dev/two_registers_exhaustive.py 6 --exit`` checks n <= 6)."""
+    Clear returns n; ``python docs/dev/two_registers_empty_buffer.py 6`` checks n <= 6)."""
     memo: dict[tuple, bool] = {}
     seen: set[tuple] = set()
     verdicts: Counter[bool] = Counter()

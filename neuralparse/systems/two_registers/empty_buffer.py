@@ -14,7 +14,8 @@ from neuralparse.systems.two_registers.registers_empty import lowest_decides, tr
 
 def r1_empty_buffer_closed_form(c: Configuration) -> bool:
     """Empty buffer, R1 held alone: whether *some* move sequence completes ``c`` (exact, and
-    equal to what E and :data:`EXIT_FAMILY` finish there).  The only moves left are Reduce,
+    equal to what E and :data:`~neuralparse.systems.two_registers.exit.EXIT_FAMILY` finish
+    there).  The only moves left are Reduce,
     Register-Stack(1, ·) between σ1 and R1 (type (2): only while ``σ2 < R1``), and Clear
     (``σ2 < R1``), which either ends the parse (γ null) or, with σ1 = n alone right of R1,
     puts n back as γ.  Write L and U for the stack words left and right of R1.
@@ -36,7 +37,9 @@ def r1_empty_buffer_closed_form(c: Configuration) -> bool:
 
     Checked equal to exact completability (memoised search over Table 4 moves) on every
     Table 4 successor of this phase of every configuration reachable under the rule, n <= 6
-    (91,905 at n = 6), and to the simulation of E and its family.  One pass over the stack;
+    (91,905 at n = 6; ``python docs/dev/two_registers_empty_buffer.py 6``), and to the
+    simulation of E and its family (``python docs/dev/two_registers_exhaustive.py 6
+    --exit``).  One pass over the stack;
     each quantity is a minimum, a count or an "any" over stack words, with tree roots."""
     r1, stack, head, n = c.r1, c.stack, c.head, c.n
     assert r1 is not None and c.r2 is None and c.buffer_empty
