@@ -7,7 +7,8 @@ rule with n words, against exact completability by memoised search over Table 4 
 (:func:`endings` also records how the Clear that empties the registers ends the parse):
 
 * R1 alone: ``r1_empty_buffer_closed_form`` is exact;
-* both registers, R2 = n: the only ending is G2 (Clear returns R2 = n);
+* both registers, R2 = n: the only ending is G2 (Clear returns R2 = n), decided by the
+  search over scenarios of :func:`g2_by_scenarios` (those of T for each depth of the Clear);
 * both registers, R2 < n: the endings are T (Clear ends the parse) and G1 (Clear returns
   σ1 = n); "G1 possible" is decided locally by :func:`g1_local`, and "T possible" by the
   search over scenarios of :func:`t_by_scenarios`, which fixes only who adopts each
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from itertools import permutations, product
+from itertools import combinations, permutations, product
 
 from two_registers_exhaustive import key, reachable, table4_successors
 
@@ -100,48 +101,60 @@ def _turn(c: Configuration, arcs: list[Move]) -> Configuration | None:
     return None
 
 
+def _word_turn(
+    c: Configuration,
+    d: Configuration,
+    giver: dict[int, int],
+    adopter: dict[int, int],
+    auto: set[int],
+) -> Configuration | None:
+    """σ1's turn in a scenario on ``c``: it adopts the registers ``adopter`` gives it and
+    takes its head from register ``giver[w]`` (words in ``auto``: R1 when legal, else R2; R2
+    first when R1 = 0, which can give one head only); ``None`` when no order is legal."""
+    w = d.stack[-1]
+    adopt = [RS[k, True] for k, x in adopter.items() if x == w]
+    if w in giver:
+        heads = [[RS[giver[w], False]]]
+    elif w in auto:
+        heads = [[RS[k, False]] for k in ((2, 1) if c.r1 == 0 else (1, 2))]
+    else:
+        heads = [[]]  # an adopter with its head already
+    for head in heads:
+        after = _turn(d, adopt + head)
+        if after is not None:
+            return after
+    return None
+
+
+def _popped(d: Configuration, w: int) -> Configuration | None:
+    """``d`` with ``w`` gone from the top (by its own arc already, or reduced)."""
+    if not d.stack or d.stack[-1] != w:
+        return d
+    return successor(d, Move.REDUCE) if table4_legal(d, Move.REDUCE) else None
+
+
 def _plays_to_t(
     c: Configuration, giver: dict[int, int], adopter: dict[int, int], auto: set[int]
 ) -> bool:
     """Whether processing the stack top-down ends in a complete tree by a Clear that ends
-    the parse: each word adopts the registers ``adopter`` gives it, takes its head from
-    register ``giver[w]`` (words in ``auto``: R1 when legal, else R2; R2 first when R1 = 0),
-    and is popped; words with nothing to do are reduced."""
+    the parse: each word takes its turn (:func:`_word_turn`) and is popped; words with
+    nothing to do are reduced."""
     todo = set(giver) | set(adopter.values()) | auto
-    d = c
-    while todo:
+    d: Configuration | None = c
+    while todo and d is not None:
         if not d.stack:
             return False
         w = d.stack[-1]
         if w in todo:
-            adopt = [RS[k, True] for k, x in adopter.items() if x == w]
-            if w in giver:
-                heads = [[RS[giver[w], False]]]
-            elif w in auto:
-                heads = [[RS[k, False]] for k in ((2, 1) if c.r1 == 0 else (1, 2))]
-            else:
-                heads = [[]]  # an adopter with its head already
-            after = None
-            for head in heads:
-                after = _turn(d, adopt + head)
-                if after is not None:
-                    break
-            if after is None:
-                return False
-            d = after
+            d = _word_turn(c, d, giver, adopter, auto)
             todo.discard(w)
-            if not d.stack or d.stack[-1] != w:
-                continue  # popped by its own arc
-            if not todo and not table4_legal(d, Move.REDUCE):
+            if d is not None and not todo and not table4_legal(d, Move.REDUCE):
                 break  # w may be the Clear's σ1
-        if d.head[w] is None or not table4_legal(d, Move.REDUCE):
-            return False
-        d = successor(d, Move.REDUCE)
-    while not (table4_legal(d, Move.CLEAR) and gamma(d) is None):
-        if not d.stack or not table4_legal(d, Move.REDUCE):
-            return False
-        d = successor(d, Move.REDUCE)
-    return successor(d, Move.CLEAR).unattached == 0
+        if d is not None:
+            d = _popped(d, w)
+    while d is not None and not (table4_legal(d, Move.CLEAR) and gamma(d) is None):
+        d = _popped(d, d.stack[-1]) if d.stack else None
+    return d is not None and successor(d, Move.CLEAR).unattached == 0
 
 
 def adopter_kind(c: Configuration, x: int) -> tuple[str, str]:
@@ -184,6 +197,59 @@ def t_by_scenarios(c: Configuration, lowest_of_each_kind: bool = False) -> bool:
     return False
 
 
+def g2_by_scenarios(c: Configuration, lowest_of_each_kind: bool = False) -> bool:
+    """Whether G2 is possible (R2 = n held with R1, empty buffer): some number of top stack
+    words takes its turn (:func:`_word_turn`) and is popped, the word then on top may still
+    adopt, and Clear returns R2 = n, after which ``gamma_closed_form`` decides; the
+    scenarios are those of :func:`t_by_scenarios`, for each depth, with registers left
+    without an adopter allowed."""
+    stack = c.stack
+    headless = {w for w in stack if w != 0 and c.head[w] is None}
+    held = [k for k in (1, 2) if c.register(k) != 0 and c.head[c.register(k)] is None]  # type: ignore[index]
+    for depth in range(len(stack) + 1):
+        turns = stack[len(stack) - depth :][::-1]  # top first
+        candidates = stack[max(len(stack) - depth - 1, 0) :]
+        if lowest_of_each_kind:
+            lowest: dict[tuple[str, str], int] = {}
+            for w in candidates:
+                lowest.setdefault(adopter_kind(c, w), w)
+            candidates = sorted(lowest.values())
+        for needs in (ks for size in range(len(held) + 1) for ks in combinations(held, size)):
+            for adopters in product(candidates, repeat=len(needs)):
+                adopter = dict(zip(needs, adopters, strict=True))
+                roots = {_tree_root(c, v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
+                special = sorted(roots & headless & set(turns))
+                for givers in product((1, 2), repeat=len(special)):
+                    giver = dict(zip(special, givers, strict=True))
+                    auto = (headless & set(turns)) - set(special)
+                    if _plays_to_g2(c, turns, giver, adopter, auto):
+                        return True
+    return False
+
+
+def _plays_to_g2(
+    c: Configuration,
+    turns: list[int],
+    giver: dict[int, int],
+    adopter: dict[int, int],
+    auto: set[int],
+) -> bool:
+    """Whether the words ``turns`` (top first) each take their turn and are popped, the
+    word then on top adopts what ``adopter`` gives it, and the Clear that returns R2 = n
+    leaves a configuration the arc-eager completion finishes."""
+    d: Configuration | None = c
+    for w in turns:
+        if d is None or not d.stack:
+            return False
+        d = _word_turn(c, d, giver, adopter, auto)
+        d = _popped(d, w) if d is not None else None
+    if d is not None and d.stack and any(x == d.stack[-1] for x in adopter.values()):
+        d = _word_turn(c, d, {}, adopter, set())  # the Clear's σ1 adopts
+    if d is None or not table4_legal(d, Move.CLEAR):
+        return False
+    return gamma_closed_form(successor(d, Move.CLEAR))
+
+
 def check(n: int) -> None:
     configs = reachable(n, exit_legal)
     phase = [s for s in table4_successors(configs) if s.r1 is not None and s.buffer_empty]
@@ -199,6 +265,8 @@ def check(n: int) -> None:
         counts[part, tuple(sorted(ends)), exit_finishes(c)] += 1
         if part == "R2 = n":
             wrong["R2 = n ends other than G2"] += bool(ends - {"G2"})
+            wrong["G2 by scenarios"] += g2_by_scenarios(c) != ("G2" in ends)
+            wrong["G2, lowest adopters"] += g2_by_scenarios(c, True) != ("G2" in ends)
         else:
             wrong["G1 local"] += g1_local(c) != ("G1" in ends)
             wrong["T by scenarios"] += t_by_scenarios(c) != ("T" in ends)
