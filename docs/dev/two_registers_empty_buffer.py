@@ -82,12 +82,6 @@ def g1_local(c: Configuration) -> bool:
     return False
 
 
-def _tree_root(c: Configuration, v: int) -> int:
-    while (h := c.head[v]) is not None:
-        v = h
-    return v
-
-
 def _turn(c: Configuration, arcs: list[Move]) -> Configuration | None:
     """σ1's turn: ``arcs`` in the first order in which all are legal."""
     for order in permutations(arcs):
@@ -168,7 +162,7 @@ def adopter_kind(c: Configuration, x: int) -> tuple[str, str]:
         return region, "free" if c.leftmost[0] is None else "taken"
     if c.head[x] is None:
         return region, "headless"
-    root = _tree_root(c, x)
+    root = c.tree_root(x)
     return region, {0: "connected", c.r1: "R1 tree", c.r2: "R2 tree"}.get(root, "word tree")
 
 
@@ -187,7 +181,7 @@ def t_by_scenarios(c: Configuration, lowest_of_each_kind: bool = False) -> bool:
             lowest.setdefault(adopter_kind(c, w), w)
         candidates = sorted(lowest.values())
     for adopters in product(candidates, repeat=len(needs)):
-        roots = {_tree_root(c, v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
+        roots = {c.tree_root(v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
         special = sorted(roots & headless)
         for givers in product((1, 2), repeat=len(special)):
             giver = dict(zip(special, givers, strict=True))
@@ -217,7 +211,7 @@ def g2_by_scenarios(c: Configuration, lowest_of_each_kind: bool = False) -> bool
         for needs in (ks for size in range(len(held) + 1) for ks in combinations(held, size)):
             for adopters in product(candidates, repeat=len(needs)):
                 adopter = dict(zip(needs, adopters, strict=True))
-                roots = {_tree_root(c, v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
+                roots = {c.tree_root(v) for v in (c.r1, c.r2, *adopters)}  # type: ignore[arg-type]
                 special = sorted(roots & headless & set(turns))
                 for givers in product((1, 2), repeat=len(special)):
                     giver = dict(zip(special, givers, strict=True))

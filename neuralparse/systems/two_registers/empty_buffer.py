@@ -48,33 +48,22 @@ def r1_empty_buffer_closed_form(c: Configuration) -> bool:
     if any(head[w] is None for w in right[1:]):
         return False
     root_free = c.leftmost[0] is None
-
-    def takes_head_from_r1(w: int) -> bool:  # repair 2 for R1 -> w
-        if w < r1:
-            return c.rightmost[w] is None or c.rightmost[w] <= r1  # type: ignore[operator]
-        return c.leftmost[w] is None or c.leftmost[w] >= r1  # type: ignore[operator]
-
-    def in_root_tree(v: int) -> bool:
-        return root_free if v == 0 else tree_root(head, v) == 0
-
     headless = [w for w in stack if w != 0 and head[w] is None]
-    if all(takes_head_from_r1(w) for w in headless):
+    # Repair 2 for R1 -> w: no child of w on the far side of R1.
+    if not any(c.far_side_if_attached(w, r1) for w in headless):
         if r1 == 0:
             ends = not headless or (len(headless) == 1 and root_free)
         elif head[r1] is not None:
             ends = not headless or tree_root(head, r1) == 0
-        else:
-            ends = any(
-                in_root_tree(x) and not (head[x] is not None and min(x, r1) < head[x] < max(x, r1))  # type: ignore[operator]
-                for x in left + right[:1]
-            )
+        else:  # repair 2 for x -> R1: x's head not between x and R1
+            ends = any(c.connected(x) and not c.far_side_if_child(x, r1) for x in left + right[:1])
         if ends:
             return True
     if right != [n]:
         return False
     if head[n] is not None:
         return tree_root(head, n) == 0
-    if takes_head_from_r1(n) and in_root_tree(r1):
+    if not c.far_side_if_attached(n, r1) and c.connected(r1):
         return True
     return root_free or bool(lowest_decides(c, [*left, r1]))
 
