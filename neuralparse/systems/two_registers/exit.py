@@ -6,19 +6,21 @@ alternative to the sixteen completion plans of
 The dead-end rule masks every move after which the configuration cannot be finished.  Any
 deterministic plan ``E`` (a move chooser that looks at the configuration only) gives a sound
 rule "Table 4 and ``E`` finishes the successor": ``E``'s own move from a configuration it
-finishes leads to one it finishes too, so no legal configuration is a dead end.  The same
-holds for a family of plans ("some member finishes the successor").  The reference rule runs
-sixteen plans per candidate move; this module has one, :func:`exit_move`, except with an
-empty buffer and a register held, where eight more are tried (below).  The point is a plan
-whose success has a closed form (docs/dev/two-registers-completability.md):
-:func:`exit_legal` decides "``E`` finishes the successor" by phase (:func:`exit_finishes`:
-(I0), :func:`gamma_closed_form`, :func:`phase_a_closed_form`, :func:`phase_b_closed_form`,
-:func:`anchored_closed_form`, :func:`r1_empty_buffer_closed_form`), one pass over the stack
-instead of O(n) simulated moves, and simulates only with an empty buffer and both registers
-held (up to the Clear, after two quick tests that no move sequence completes the
-configuration).  The simulation of every phase is
-kept as :func:`exit_legal_by_simulation`, the reference the closed forms are checked against
-(same mask on every configuration checked).
+finishes leads to one it finishes too, so no legal configuration is a dead end.  The
+reference rule runs sixteen plans per candidate move; this module has one,
+:func:`exit_move`, whose success has a closed form by phase
+(docs/dev/two-registers-completability.md): :func:`exit_legal` decides "``E`` finishes the
+successor" (:func:`exit_finishes`: (I0), :func:`gamma_closed_form`,
+:func:`phase_a_closed_form`, :func:`phase_b_closed_form`, :func:`anchored_closed_form`), one
+pass over the stack instead of O(n) simulated moves.  With an empty buffer and a register
+held the rule is wider than ``E``: there it asks whether *any* move sequence completes the
+configuration (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`).
+That keeps it sound: a configuration ``E`` finishes stays accepted along ``E``'s moves
+(every configuration ``E`` finishes is completable), and a completable one has a move to a
+completable one.  The simulation is kept as :func:`exit_legal_by_simulation` (``E`` run up
+to an empty buffer with a register held, the closed forms of that phase from there), the
+reference the other closed forms are checked against (same mask on every configuration
+checked).
 
 ``E`` by phase (σ1, σ2: stack top and the word below; M: stack words between the registers;
 U: stack words right of ``Rright``; *connected*: in the tree of the root 0, or 0 itself while
@@ -38,11 +40,10 @@ it has no dependent):
 * **buffer empty, a register held**: the same moves where they apply (the last word ``n`` as
   anchor when it is the only word right of R1), headless words below R1 attached to a
   register by Register-Stack to-stack, then Clear once no register would be lost headless.
-  With R1 alone, E and the family below finish exactly the completable configurations,
-  which :func:`r1_empty_buffer_closed_form` decides.  With both registers ``E`` misses some
-  completable configurations, so the eight register completions of the reference plans
-  (:data:`~neuralparse.systems.two_registers.configuration.COMPLETION_PLANS` without
-  ``anchored``, which an empty buffer makes irrelevant) are tried as well.
+  ``E`` misses some completable configurations there, with both registers even when the
+  eight register completions of the reference plans are tried beside it (1,058 of the
+  150,252 completable at n = 6); the rule accepts every completable one
+  (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`).
 
 What was checked, and the numbers: ``docs/dev/two-registers-completability.md`` ("What the
 exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.py``.
@@ -51,26 +52,23 @@ exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from neuralparse.systems.two_registers.configuration import (
     ARC_MOVES,
-    COMPLETION_PLANS,
     REGISTER_STACK_MOVES,
     Configuration,
     Move,
     apply_move,
     arc_eager_completion_move,
     follows_to_tree,
-    register_completion_move,
     run_plan,
     successor,
     table4_legal,
 )
 from neuralparse.systems.two_registers.empty_buffer import (
+    both_registers_empty_buffer,
     r1_empty_buffer_closed_form,
-    registers_trapped_below_a_headless_word,
-    stuck_right_of_registers,
 )
 from neuralparse.systems.two_registers.registers_empty import (
     gamma_closed_form,
@@ -78,8 +76,6 @@ from neuralparse.systems.two_registers.registers_empty import (
     lowest_decides,
     tree_root,
 )
-
-Plan = Callable[[Configuration], Move | None]
 
 _RS = {(k, to_register): move for move, (k, to_register) in REGISTER_STACK_MOVES.items()}
 
@@ -229,50 +225,37 @@ def exit_move(c: Configuration) -> Move | None:
     return _phase_b_move(c)
 
 
-def _with_register_completion(index: int) -> Plan:
-    plan = [p for p in COMPLETION_PLANS if not p.anchored][index]
-
-    def move(c: Configuration) -> Move | None:
-        if c.r1 is not None and c.buffer_empty:
-            return register_completion_move(c, plan)
-        return exit_move(c)
-
-    return move
-
-
-EXIT_FAMILY: tuple[Plan, ...] = (exit_move, *(_with_register_completion(i) for i in range(8)))
-"""``E`` and the eight plans that differ from it only with an empty buffer and a register
-held (there they empty the registers as the reference plans do)."""
+def _at_empty_buffer_with_a_register(c: Configuration) -> bool:
+    return c.is_terminal() or (c.r1 is not None and c.buffer_empty)
 
 
 def exit_finishes_by_simulation(c: Configuration) -> bool:
-    """Whether the exit rule counts ``c`` as finishable, by running the plans: ``E``
-    finishes it, or, with an empty buffer and a register held, one of :data:`EXIT_FAMILY`
-    does.  O(n) moves per plan; :func:`exit_finishes` decides the same with closed forms.
-
-    Sound although the family is consulted only with an empty buffer: from a configuration
-    ``E`` finishes, ``E``'s move leads to one ``E`` finishes; from one a member finishes
-    with an empty buffer, the member's move leads to one it finishes, with an empty buffer
-    (where it is consulted) or with empty registers (where all members are ``E``)."""
-    if c.is_terminal():
-        return c.unattached == 0
-    plans = EXIT_FAMILY if c.r1 is not None and c.buffer_empty else EXIT_FAMILY[:1]
-    return any(follows_to_tree(c, plan) for plan in plans)
+    """Whether the exit rule counts ``c`` as finishable, by running ``E`` (O(n) moves) up to
+    a terminal configuration or to an empty buffer with a register held, where the rule is
+    exact completability (:func:`r1_empty_buffer_closed_form`,
+    :func:`both_registers_empty_buffer`, checked against a search in the tests).
+    :func:`exit_finishes` decides the same with closed forms."""
+    end = run_plan(c, exit_move, _at_empty_buffer_with_a_register)
+    if end is None:
+        return False
+    if end.is_terminal():
+        return end.unattached == 0
+    return exit_finishes(end)
 
 
 def exit_legal_by_simulation(c: Configuration, move: Move) -> bool:
-    """:func:`exit_legal` with the plans simulated (the reference the closed forms are
-    checked against)."""
+    """:func:`exit_legal` with ``E`` simulated (the reference the closed forms are checked
+    against)."""
     return table4_legal(c, move) and exit_finishes_by_simulation(successor(c, move))
 
 
 # =========================================================================================
 # Closed forms of "E finishes c"
 # =========================================================================================
-# Each function below decides, for one phase, whether E (or the family, with an empty
-# buffer) finishes c, from aggregates of the stack instead of a run of E; those with the
-# registers empty (i0, gamma_closed_form) and with an empty buffer (r1_empty_buffer_closed_form)
-# live in the modules registers_empty and empty_buffer.  They are the
+# Each function below decides, for one phase, whether E finishes c, from aggregates of the
+# stack instead of a run of E; those with the registers empty (i0, gamma_closed_form) live in
+# the module registers_empty, and the exact ones of the empty-buffer phases in empty_buffer.
+# They are the
 # closed forms of docs/dev/two-registers-completability.md, checked equal to the simulation
 # on every Table 4 successor of every configuration reachable under the exit rule, n <= 6
 # (`python docs/dev/two_registers_exhaustive.py 6 --exit`).  Terms: *root free* — 0 has no
@@ -436,15 +419,6 @@ def anchored_closed_form(c: Configuration) -> bool:
     return follows_to_tree(d, exit_move)  # not seen: the anchor stays at most five moves
 
 
-def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
-    """Whether ``plan`` finishes ``c`` (empty buffer, a register held): its moves are
-    simulated only until the registers are empty; from there every member of
-    :data:`EXIT_FAMILY` is the arc-eager completion, whose success has a closed form
-    (terminal, or ``β1 = γ = n``)."""
-    cleared = run_plan(c, plan, lambda d: d.r1 is None)
-    return cleared is not None and exit_finishes(cleared)
-
-
 def phase(c: Configuration) -> str:
     """The phase :func:`exit_finishes` dispatches on (for the checks that compare the closed
     forms with the simulation phase by phase)."""
@@ -453,18 +427,16 @@ def phase(c: Configuration) -> str:
             return "terminal"
         return "registers empty, β1 = γ" if c.front <= c.last else "registers empty, fresh β1"
     if c.buffer_empty:
-        return "empty buffer, R1 alone" if c.r2 is None else "empty buffer, both (simulated)"
+        return "empty buffer, R1 alone" if c.r2 is None else "empty buffer, both registers"
     if c.r2 is None:
         return "phase A"
     return "phase B, anchor on the stack" if anchor_on_stack(c) else "phase B, no anchor"
 
 
 def exit_finishes(c: Configuration) -> bool:
-    """:func:`exit_finishes_by_simulation` by phase: terminal, registers empty with a fresh
-    β1 (I0) or with β1 = γ, phase A, phase B with or without the anchor on the stack, an
-    empty buffer with R1 alone, each by its closed form; with an empty buffer and both
-    registers held, two tests of "no move sequence completes ``c``", else E and
-    :data:`EXIT_FAMILY` run up to the Clear."""
+    """:func:`exit_finishes_by_simulation` by phase, each by its closed form: terminal,
+    registers empty with a fresh β1 (I0) or with β1 = γ, phase A, phase B with or without
+    the anchor on the stack, an empty buffer with R1 alone or with both registers."""
     if c.r1 is None:
         if c.front > c.n:
             return c.unattached == 0  # terminal
@@ -472,9 +444,7 @@ def exit_finishes(c: Configuration) -> bool:
     if c.front > c.n:
         if c.r2 is None:
             return r1_empty_buffer_closed_form(c)
-        if stuck_right_of_registers(c) or registers_trapped_below_a_headless_word(c):
-            return False
-        return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
+        return both_registers_empty_buffer(c)
     if c.r2 is None:
         return phase_a_closed_form(c)
     return anchored_closed_form(c) if anchor_on_stack(c) else phase_b_closed_form(c)

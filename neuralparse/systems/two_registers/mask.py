@@ -43,9 +43,10 @@ indices.  Because the stack is increasing bottom to top (Shift pushes ``β1``, C
 ``ψ > σ2``), the lowest H or C word changes on a pop only when the popped word was the only
 one, so both minima are O(1) scalars.  Cost: O(1) tensor work per configuration and step on
 fast rows; the fallback rows cost O(n) Python each (the register phases: the exit rule's
-closed forms are scans of the stack lists, not yet tensors, and the empty-buffer register
-phase is still simulated; docs/dev/two-registers-completability.md), and a beam reorder copies
-the table row, O(n) per configuration.
+closed forms are scans of the stack lists, not yet tensors, and with an empty buffer and both
+registers held a search over a few adopters and register choices;
+docs/dev/two-registers-completability.md), and a beam reorder copies the table row, O(n) per
+configuration.
 """
 
 from __future__ import annotations

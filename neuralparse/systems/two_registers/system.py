@@ -62,13 +62,12 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # registers are rare: an English model's greedy parses of EWT test never left the fast path,
 # a Hungarian one's left it in 9% of the test sentences (`python -m benchmarks.graph_fallback`).
 # Only the slow path is hard to remove: a host-free mask needs the dead-end rule as tensor
-# operations in every phase.  The exit rule has closed forms in every phase but one (`exit`:
-# scans of the stack, each quantity O(1) to maintain with the per-word book-keeping listed in
-# docs/dev/two-registers-completability.md; with an empty buffer and R1 alone, exact
-# completability), but with an empty buffer and both registers held it simulates E and eight
-# register completions, O(n) dependent moves per candidate move that a fixed-shape tensor
-# program can only unroll to the padded width; that phase needs a closed form of its own
-# first (and any rule that changes the mask there changes the parses).
+# operations in every phase.  The exit rule decides every phase without simulating moves
+# (`exit`: scans of the stack, each quantity O(1) to maintain with the per-word book-keeping
+# listed in docs/dev/two-registers-completability.md; with an empty buffer and a register
+# held, exact completability, with both registers a search over the adopters of the headless
+# registers (one stack word per class) and the register choices of at most four words, each
+# a pass of "any"/"count" tests over the stack); none of it is tensor code yet.
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
