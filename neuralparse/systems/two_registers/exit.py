@@ -333,17 +333,27 @@ def phase_b_closed_form(c: Configuration) -> bool:
             if headless2 and may_adopt(u0, r2):
                 headless2, connected2 = False, True
     # 2. Words between the registers, top down: a connected one adopts; a headless one needs
-    #    a register whose tree it does not hold (the root only while free).
+    #    a register whose tree it does not hold (the root only while free).  Only a few words
+    #    change anything (events): the highest connected word that may adopt each headless
+    #    register, and the headless words that are tree roots of a register (at most two:
+    #    root1, root2, and a register's new tree root is always the other's).  Every other
+    #    headless word can hang from R2 (it is not R2's tree root), or from R1 when R1 > 0 is
+    #    preferred, and that changes no tree root, connection or use of the root.
+    middle = stack[i1:i2]
+    events: list[tuple[int, int]] = []  # (word, register it adopts; 0: a tree root's turn)
+    for k, r, headless in ((1, r1, headless1), (2, r2, headless2)):
+        adopters = (m for m in middle if head[m] is not None and may_adopt(m, r))
+        top = max((m for m in adopters if tree_root(head, m) == 0), default=None)
+        if headless and top is not None:
+            events.append((top, k))
+    events += [(m, 0) for m in {root1, root2} if r1 < m < r2 and head[m] is None]
     root_used = False
-    for j in range(i2 - 1, i1 - 1, -1):
-        m = stack[j]
-        hm = head[m]
-        if hm is not None:
-            if tree_root(head, m) == 0:
-                if headless1 and may_adopt(m, r1):
-                    headless1, connected1 = False, True
-                if headless2 and may_adopt(m, r2):
-                    headless2, connected2 = False, True
+    for m, adopts in sorted(events, reverse=True):
+        if adopts == 1:
+            headless1, connected1 = False, True
+            continue
+        if adopts == 2:
+            headless2, connected2 = False, True
             continue
         usable1 = root1 != m and (r1 != 0 or (rf and not root_used))
         usable2 = root2 != m
