@@ -13,7 +13,7 @@ buffer (γ = σ1 = n, or γ = R2 = n), after which the arc-eager completion deci
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations, product
@@ -84,39 +84,6 @@ def r1_empty_buffer_closed_form(c: Configuration) -> bool:
     if not c.far_side_if_attached(n, r1) and c.connected(r1):
         return True
     return root_free or bool(lowest_decides(c, [*left, r1]))
-
-
-def stuck_right_of_registers(c: Configuration) -> bool:
-    """Empty buffer, a register held: a headless stack word right of ``Rright`` above
-    another such word never gets a head, so no plan finishes ``c``.  With the buffer empty
-    the registers stay (Store needs β1, Clear needs ``σ2 < R1``); the word cannot be
-    Left-Arced (no β1), reduced (headless), given a head by Register-Stack (type (2):
-    ``σ2 < Rright``) or removed by Clear while it or a word above it is σ1 (``σ2 > R1``)."""
-    stack, head = c.stack, c.head
-    r_right = c.r1 if c.r2 is None else c.r2
-    j = len(stack) - 1
-    while j > 0 and stack[j - 1] > r_right:  # type: ignore[operator]
-        if head[stack[j]] is None:
-            return True
-        j -= 1
-    return False
-
-
-def registers_trapped_below_a_headless_word(c: Configuration) -> bool:
-    """Empty buffer, a register held, and Clear can only end the parse (γ = n is possible
-    only with ``R2 = n`` or ``n`` alone right of R1 on the stack): a headless stack word
-    whose tree holds every register never gets a head, so no plan finishes ``c``.  Its head
-    would have to come from a register by Register-Stack(k, to-stack) (no β1 for the arc
-    moves), which closes a cycle; the registers stay in its tree as long as it is
-    headless."""
-    stack, head, n = c.stack, c.head, c.n
-    if c.r2 == n or (stack and stack[-1] == n and (len(stack) < 2 or stack[-2] < c.r1)):  # type: ignore[operator]
-        return False
-    w = tree_root(head, c.r1)  # type: ignore[arg-type]
-    if w == 0 or w == c.r1 or (c.r2 is not None and tree_root(head, c.r2) != w):
-        return False
-    i = bisect_left(stack, w)
-    return i < len(stack) and stack[i] == w
 
 
 # =========================================================================================

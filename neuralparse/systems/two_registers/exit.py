@@ -253,18 +253,18 @@ def exit_legal_by_simulation(c: Configuration, move: Move) -> bool:
 # Closed forms of "E finishes c"
 # =========================================================================================
 # Each function below decides, for one phase, whether E finishes c, from aggregates of the
-# stack instead of a run of E; those with the registers empty (i0, gamma_closed_form) live in
-# the module registers_empty, and the exact ones of the empty-buffer phases in empty_buffer.
-# They are the
-# closed forms of docs/dev/two-registers-completability.md, checked equal to the simulation
-# on every Table 4 successor of every configuration reachable under the exit rule, n <= 6
-# (`python docs/dev/two_registers_exhaustive.py 6 --exit`).  Terms: *root free* — 0 has no
-# dependent; H — headless stack words other than 0; C — stack words other than 0 whose tree
-# root is 0; minH/minC their lowest words.  The stack is increasing bottom to top (Shift and
-# Right-Arc push β1, Clear pushes ψ above σ2), so "minC < minH" is decided by the lowest
-# stack word in H ∪ C, and the stack's parts below, between and right of the registers are
-# contiguous.  Still O(n) per configuration (a scan of the stack, tree roots by walking
-# heads), but a single pass with early exits instead of O(n) simulated moves.
+# stack instead of a run of E; those with the registers empty (i0, gamma_closed_form) live
+# in the module registers_empty, and the exact ones of the empty-buffer phases in
+# empty_buffer.  They are the closed forms of docs/dev/two-registers-completability.md,
+# checked equal to the simulation on every Table 4 successor of every configuration
+# reachable under the exit rule, n <= 6 (`python docs/dev/two_registers_exhaustive.py 6
+# --exit`).  Terms: *root free* — 0 has no dependent; H — headless stack words other than 0;
+# C — stack words other than 0 whose tree root is 0; minH/minC their lowest words.  The stack
+# is increasing bottom to top (Shift and Right-Arc push β1, Clear pushes ψ above σ2), so
+# "minC < minH" is decided by the lowest stack word in H ∪ C, and the stack's parts below,
+# between and right of the registers are contiguous.  Still O(n) per configuration (a scan of
+# the stack, tree roots by walking heads), but a single pass with early exits instead of
+# O(n) simulated moves.
 
 
 def phase_a_closed_form(c: Configuration) -> bool:
