@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+from neuralparse.systems.two_registers import exit as exit_module
 from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
@@ -123,3 +124,23 @@ def test_closed_forms_equal_the_simulation_on_random_walks() -> None:
             apply_move(c, rng.choice([m for m, ok in zip(Move, legal, strict=True) if ok]))
         check_tree(c.heads(), single_root=True)
     assert len(phases) == 7, phases  # every non-terminal phase visited
+
+
+def test_deep_stacks_with_both_registers_fall_back_to_the_plans_soundly(monkeypatch) -> None:
+    """Above ``EXACT_STACK_LIMIT`` stack words (an empty buffer, both registers held) the
+    rule runs E and its register completions instead of the exact search; the two together
+    still leave no dead end and end in single-rooted trees.  With the limit lowered to 3,
+    seeded random walks of 8 to 30 words meet both sides of it often."""
+    monkeypatch.setattr(exit_module, "EXACT_STACK_LIMIT", 3)
+    rng = random.Random(3)
+    sides: Counter[bool] = Counter()
+    for _ in range(120):
+        c = Configuration.initial(rng.randint(8, 30))
+        while not c.is_terminal():
+            if c.r2 is not None and c.buffer_empty:
+                sides[len(c.stack) > 3] += 1
+            legal = [m for m in Move if exit_legal(c, m)]
+            assert legal, c
+            apply_move(c, rng.choice(legal))
+        check_tree(c.heads(), single_root=True)
+    assert min(sides.values()) >= 30, sides
