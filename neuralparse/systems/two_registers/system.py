@@ -62,12 +62,13 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # registers are rare: an English model's greedy parses of EWT test never left the fast path,
 # a Hungarian one's left it in 9% of the test sentences (`python -m benchmarks.graph_fallback`).
 # Only the slow path is hard to remove: a host-free mask needs the dead-end rule as tensor
-# operations in every phase.  The exit rule decides every phase without simulating moves
-# (`exit`: scans of the stack, each quantity O(1) to maintain with the per-word book-keeping
-# listed in docs/dev/two-registers-completability.md; with an empty buffer and a register
-# held, exact completability, with both registers a search over the adopters of the headless
-# registers (one stack word per class) and the register choices of at most four words, each
-# a pass of "any"/"count" tests over the stack); none of it is tensor code yet.
+# operations in every phase.  The exit rule decides every phase but one without simulating
+# moves (`exit`: scans of the stack, each quantity O(1) to maintain with the per-word
+# book-keeping listed in docs/dev/two-registers-completability.md; with an empty buffer and
+# a register held, exact completability, with both registers a search over the adopters of
+# the headless registers (one stack word per class) and the register choices of at most
+# four words); with an empty buffer, both registers and more than ten stack words it still
+# simulates E and eight register completions.  None of it is tensor code yet.
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
