@@ -181,19 +181,44 @@ class _Plays:
         return not c.far_side_if_child(x, self.register[k])
 
     def adopter_choices(
-        self, words: list[int], registers: tuple[int, ...]
+        self, words: list[int], registers: tuple[int, ...], *, by_kind_of_root: bool = False
     ) -> Iterator[dict[int, int]]:
         """Every assignment of an adopter among ``words`` to each of ``registers``, one
         word per class of words a play cannot tell apart (same legal adoptions, region,
-        tree root, and whether it is 0)."""
+        tree root, and whether it is 0).  ``by_kind_of_root``: headless tree roots other than
+        the registers' count as one when their own options are the same
+        (:meth:`_kind_of_root`; right when the play is judged by the registers' trees
+        alone, as when Clear ends the parse), so the number of classes is bounded."""
         classes: dict[tuple, int] = {}
         for x in words:
             legal = tuple(self.may_adopt(x, k) for k in (1, 2))
             region = (x < self.register[1], x <= self.c.last, x > self.register[2])
-            classes.setdefault((legal, region, self.root(x), x == 0), x)
+            root = self._kind_of_root(x) if by_kind_of_root else self.root(x)
+            classes.setdefault((legal, region, root, x == 0), x)
         options = [[x for x in classes.values() if self.may_adopt(x, k)] for k in registers]
         for adopters in product(*options):
             yield dict(zip(registers, adopters, strict=True))
+
+    def _kind_of_root(self, x: int) -> tuple:
+        """x's tree root as a play sees it when only the registers' trees matter: 0, a
+        register's tree root (by which), x itself (with its own receiving options), or
+        another headless word, known by its receiving options and region only.  Two such
+        words are interchangeable: the one whose tree holds the adopter has its register
+        chosen by the play, the other takes the one it would take anyway, and the two
+        registers cannot both hang in one headless word's tree (that closes a cycle)."""
+        r = self.root(x)
+        if r == 0 or r in (self.tree[1], self.tree[2]):
+            return ("register tree", r == 0, r == self.tree[1], r == self.tree[2])
+        receives = (self.may_receive(r, 1), self.may_receive(r, 2))
+        if r == x:
+            return ("itself", receives)
+        return (
+            "headless word",
+            receives,
+            r < self.register[1],
+            r <= self.c.last,
+            r > self.register[2],
+        )
 
     def plays(self, turns: list[int], adopter: dict[int, int]) -> Iterator[_Play]:
         """The legal plays in which every headless word of ``turns`` gets a head from a
@@ -243,7 +268,7 @@ def _clear_ends_the_parse(c: Configuration, p: _Plays) -> bool:
     if any(c.head[w] is None for w in upper[1:]):
         return False
     turns = [w for w in c.stack if w < p.register[2]] + upper[:1]
-    for adopter in p.adopter_choices(turns, tuple(p.headless_registers)):
+    for adopter in p.adopter_choices(turns, tuple(p.headless_registers), by_kind_of_root=True):
         for play in p.plays(turns, adopter):
             if play.settles(p.tree[1]) == 0 and play.settles(p.tree[2]) == 0:
                 return True

@@ -14,9 +14,10 @@ successor" (:func:`exit_finishes`: (I0), :func:`gamma_closed_form`,
 :func:`phase_a_closed_form`, :func:`phase_b_closed_form`, :func:`anchored_closed_form`), one
 pass over the stack instead of O(n) simulated moves.  With an empty buffer and a register
 held the rule is wider than ``E``: there it asks whether *any* move sequence completes the
-configuration (:func:`r1_empty_buffer_closed_form`; :func:`both_registers_empty_buffer` for
-stacks of at most :data:`EXACT_STACK_LIMIT` words, deeper ones by ``E`` and the eight
-register completions of the reference plans, :data:`EXIT_FAMILY`, simulated).  That keeps
+configuration (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`;
+with R2 = n only for stacks of at most :data:`EXACT_STACK_LIMIT` words, deeper ones by ``E``
+and the eight register completions of the reference plans, :data:`EXIT_FAMILY`,
+simulated).  That keeps
 it sound: a configuration ``E`` (or a member of the family) finishes stays accepted along
 its moves (every configuration it finishes is completable), and a completable one has a move
 to a completable one.  The simulation is kept as :func:`exit_legal_by_simulation` (``E`` run
@@ -45,7 +46,7 @@ it has no dependent):
   eight register completions of the reference plans are tried beside it (1,058 of the
   150,252 completable at n = 6); the rule accepts every completable one
   (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`), but for
-  stacks deeper than :data:`EXACT_STACK_LIMIT` words with both registers held.
+  stacks deeper than :data:`EXACT_STACK_LIMIT` words with both registers held and R2 = n.
 
 What was checked, and the numbers: ``docs/dev/two-registers-completability.md`` ("What the
 exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.py``.
@@ -247,14 +248,15 @@ EXIT_FAMILY: tuple[Plan, ...] = (exit_move, *(_with_register_completion(i) for i
 held (there they empty the registers as the reference plans do)."""
 
 EXACT_STACK_LIMIT = 10
-"""With an empty buffer and both registers held, :func:`both_registers_empty_buffer` (exact)
-decides configurations whose stack holds at most this many words.  Its search grows about as
-the fourth power of the stack in the worst case (measured on configurations built to defeat
-it, nothing completable: 17 ms at 10 words, 84 ms at 16, a minute at 120), so deeper stacks
-are decided by :data:`EXIT_FAMILY` run up to the Clear (O(n) moves each).  Still sound: the
-stack never grows in this phase, so from a shallow configuration the exact rule's moves stay
-shallow, and from a deep one a member's move leads to a configuration the member finishes,
-which either rule accepts."""
+"""With an empty buffer, both registers held and R2 = n, :func:`both_registers_empty_buffer`
+(exact) decides configurations whose stack holds at most this many words.  There its search
+tries every depth of the Clear and grows about as the fourth power of the stack in the worst
+case (measured on configurations built to defeat it, nothing completable: 16 ms at 10 words,
+84 ms at 16, a minute at 120), so deeper stacks are decided by :data:`EXIT_FAMILY` run up
+to the Clear (O(n) moves each).  With R2 < n the search is linear in the stack and decides
+every depth.  Still sound: in this phase the stack never grows and R2 stays, so from a
+configuration the search decides its moves lead to ones it decides, and from a deep one a
+member's move leads to a configuration the member finishes, which either rule accepts."""
 
 
 def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
@@ -487,8 +489,9 @@ def phase(c: Configuration) -> str:
 def exit_finishes(c: Configuration) -> bool:
     """:func:`exit_finishes_by_simulation` by phase, each by its closed form: terminal,
     registers empty with a fresh β1 (I0) or with β1 = γ, phase A, phase B with or without
-    the anchor on the stack, an empty buffer with R1 alone or with both registers (a stack
-    deeper than :data:`EXACT_STACK_LIMIT` words: :data:`EXIT_FAMILY` simulated)."""
+    the anchor on the stack, an empty buffer with R1 alone or with both registers (R2 = n
+    and a stack deeper than :data:`EXACT_STACK_LIMIT` words: :data:`EXIT_FAMILY`
+    simulated)."""
     if c.r1 is None:
         if c.front > c.n:
             return c.unattached == 0  # terminal
@@ -496,7 +499,7 @@ def exit_finishes(c: Configuration) -> bool:
     if c.front > c.n:
         if c.r2 is None:
             return r1_empty_buffer_closed_form(c)
-        if len(c.stack) <= EXACT_STACK_LIMIT:
+        if c.r2 != c.n or len(c.stack) <= EXACT_STACK_LIMIT:
             return both_registers_empty_buffer(c)
         return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
     if c.r2 is None:
