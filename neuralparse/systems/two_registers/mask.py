@@ -44,8 +44,8 @@ indices.  Because the stack is increasing bottom to top (Shift pushes ``β1``, C
 one, so both minima are O(1) scalars.  Cost: O(1) tensor work per configuration and step on
 fast rows; the fallback rows cost O(n) Python each (the register phases: the exit rule's
 closed forms are scans of the stack lists, not yet tensors, and with an empty buffer and both
-registers held a search over a few adopters and register choices, or, on stacks deeper
-than ten words, the exit plan and its register completions simulated;
+registers held a search over a few adopters and register choices, or, with R2 = n on
+stacks deeper than ten words, the exit plan and its register completions simulated;
 docs/dev/two-registers-completability.md), and a beam reorder copies the table row, O(n) per
 configuration.
 """

@@ -67,8 +67,8 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # book-keeping listed in docs/dev/two-registers-completability.md; with an empty buffer and
 # a register held, exact completability, with both registers a search over the adopters of
 # the headless registers (one stack word per class) and the register choices of at most
-# four words); with an empty buffer, both registers and more than ten stack words it still
-# simulates E and eight register completions.  None of it is tensor code yet.
+# four words); with an empty buffer, both registers, R2 = n and more than ten stack words it
+# still simulates E and eight register completions.  None of it is tensor code yet.
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
