@@ -28,7 +28,6 @@ from neuralparse.systems.two_registers.configuration import (
 from neuralparse.systems.two_registers.registers_empty import (
     gamma_closed_form,
     lowest_decides,
-    tree_root,
 )
 
 
@@ -72,7 +71,7 @@ def r1_empty_buffer_closed_form(c: Configuration) -> bool:
         if r1 == 0:
             ends = not headless or (len(headless) == 1 and root_free)
         elif head[r1] is not None:
-            ends = not headless or tree_root(head, r1) == 0
+            ends = not headless or c.tree_root(r1) == 0
         else:  # repair 2 for x -> R1: x's head not between x and R1
             ends = any(c.connected(x) and not c.far_side_if_child(x, r1) for x in left + right[:1])
         if ends:
@@ -80,7 +79,7 @@ def r1_empty_buffer_closed_form(c: Configuration) -> bool:
     if right != [n]:
         return False
     if head[n] is not None:
-        return tree_root(head, n) == 0
+        return c.tree_root(n) == 0
     if not c.far_side_if_attached(n, r1) and c.connected(r1):
         return True
     return root_free or bool(lowest_decides(c, [*left, r1]))
@@ -147,7 +146,7 @@ class _Plays:
 
     def root(self, v: int) -> int:
         if v not in self._roots:
-            self._roots[v] = tree_root(self.c.head, v)
+            self._roots[v] = self.c.tree_root(v)
         return self._roots[v]
 
     def far(self, w: int) -> int | None:

@@ -79,7 +79,6 @@ from neuralparse.systems.two_registers.registers_empty import (
     gamma_closed_form,
     i0,
     lowest_decides,
-    tree_root,
 )
 
 Plan = Callable[[Configuration], Move | None]
@@ -326,7 +325,7 @@ def phase_a_closed_form(c: Configuration) -> bool:
         return decided
     if r1 == 0:
         return False
-    return c.head[r1] is not None and tree_root(c.head, r1) == 0
+    return c.head[r1] is not None and c.tree_root(r1) == 0
 
 
 def anchor_on_stack(c: Configuration) -> bool:
@@ -354,7 +353,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
     rf = c.leftmost[0] is None
     i1 = bisect_left(stack, r1)
     i2 = bisect_left(stack, r2, i1)
-    root1, root2 = tree_root(head, r1), tree_root(head, r2)
+    root1, root2 = c.tree_root(r1), c.tree_root(r2)
     connected1 = (root1 == 0 and r1 != 0) or (r1 == 0 and rf)
     connected2 = root2 == 0
     headless1 = r1 != 0 and head[r1] is None
@@ -363,14 +362,13 @@ def phase_b_closed_form(c: Configuration) -> bool:
 
     def may_adopt(word: int, r: int) -> bool:
         """Repair 2: the word's head must not lie between it and the register."""
-        g = head[word]
-        return g is None or not (word < g < r or r < g < word)
+        return not c.far_side_if_child(word, r)
 
     # 1. Words right of R2 are popped; the lowest can adopt (type (2)), and does when
     #    connected (type (3): not when its head is R2).
     if i2 < len(stack):
         u0 = stack[i2]
-        if head[u0] != r2 and tree_root(head, u0) == 0:
+        if head[u0] != r2 and c.tree_root(u0) == 0:
             if headless1 and may_adopt(u0, r1):
                 headless1, connected1, covered2 = False, True, True  # footnote 2
             if headless2 and may_adopt(u0, r2):
@@ -386,7 +384,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
     events: list[tuple[int, int]] = []  # (word, register it adopts; 0: a tree root's turn)
     for k, r, headless in ((1, r1, headless1), (2, r2, headless2)):
         adopters = (m for m in middle if head[m] is not None and may_adopt(m, r))
-        top = max((m for m in adopters if tree_root(head, m) == 0), default=None)
+        top = max((m for m in adopters if c.tree_root(m) == 0), default=None)
         if headless and top is not None:
             events.append((top, k))
     events += [(m, 0) for m in {root1, root2} if r1 < m < r2 and head[m] is None]
@@ -451,7 +449,7 @@ def phase_b_closed_form(c: Configuration) -> bool:
             return rf  # a headless word lies below every connected one
         if (v == r1 and (w_connected or connected1)) or (v == r2 and (w_connected or connected2)):
             return True
-        if tree_root(head, v) == 0:
+        if c.tree_root(v) == 0:
             return True
     return w_connected or rf
 

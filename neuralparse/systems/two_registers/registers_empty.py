@@ -2,8 +2,7 @@
 McDonald 2015, Tables 2 and 4; docs/dev/two-registers-completability.md): (I0) for a fresh
 buffer front and :func:`gamma_closed_form` for a front put back by Clear, and the terms the
 other closed forms (:mod:`~neuralparse.systems.two_registers.exit`,
-:mod:`~neuralparse.systems.two_registers.empty_buffer`) read: tree roots and the lowest stack
-word of H ∪ C.
+:mod:`~neuralparse.systems.two_registers.empty_buffer`) read: the lowest stack word of H ∪ C.
 
 Terms: *root free* — 0 has no dependent; H — headless stack words other than 0; C — stack
 words other than 0 whose tree root is 0; minH/minC their lowest words.  The stack is
@@ -16,13 +15,6 @@ from collections.abc import Sequence
 from neuralparse.systems.two_registers.configuration import Configuration
 
 
-def tree_root(head: list[int | None], v: int) -> int:
-    """The root of the partial tree holding ``v``, by walking the heads ``head``."""
-    while (h := head[v]) is not None:
-        v = h
-    return v
-
-
 def lowest_decides(c: Configuration, words: Sequence[int]) -> bool | None:
     """``minC < minH`` over ``words`` (increasing; 0 skipped): ``True`` when the lowest word
     of H ∪ C is connected, ``False`` when it is headless, ``None`` when there is none."""
@@ -32,7 +24,7 @@ def lowest_decides(c: Configuration, words: Sequence[int]) -> bool | None:
             continue
         if head[v] is None:
             return False
-        if tree_root(head, v) == 0:
+        if c.tree_root(v) == 0:
             return True
     return None
 
@@ -52,10 +44,10 @@ def gamma_closed_form(c: Configuration) -> bool:
     go to β1, β1 is shifted and takes the rest of the buffer)."""
     b, head = c.front, c.head
     if b == c.n and head[b] is not None:
-        return tree_root(head, b) == 0
+        return c.tree_root(b) == 0
     if i0(c):
         return True
-    if head[b] is None or tree_root(head, b) != 0:
+    if head[b] is None or c.tree_root(b) != 0:
         return False
     stack = c.stack
     i = len(stack)
