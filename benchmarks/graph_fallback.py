@@ -12,6 +12,7 @@ records (:func:`neuralparse.search.graphs.fixed_length_greedy`, or
 the batches prediction uses, and reports the sentences and words searched again.
 
     python -m benchmarks.graph_fallback --checkpoint CKPT [CKPT ...] [--input FILE] [--beam K]
+        [--graph-rule abandon|tensor]
 """
 
 from __future__ import annotations
@@ -29,13 +30,22 @@ from neuralparse.prediction import PredictOptions, batches_by_length, max_word_c
 from neuralparse.runtime.checkpoint import load_parser
 from neuralparse.search.beam import fixed_length_beam
 from neuralparse.search.graphs import fixed_length_greedy
+from neuralparse.systems import get_system
+from neuralparse.systems.two_registers import GRAPH_RULES
 
 
-def abandoned_share(checkpoint: Path, source: Path, beam: int | None = None) -> dict[str, object]:
+def abandoned_share(
+    checkpoint: Path, source: Path, beam: int | None = None, graph_rule: str | None = None
+) -> dict[str, object]:
     """Sentences and words of ``source`` that the graph variant of ``checkpoint``'s system
-    abandons (on the CPU, in prediction's batches), greedy or with a beam of ``beam``."""
+    abandons (on the CPU, in prediction's batches), greedy or with a beam of ``beam``; for
+    two-registers with ``graph_rule`` (``TwoRegisters(graph_rule=...)``) when given."""
     parser = load_parser(checkpoint)
-    recorded = parser.system.for_graphs(beam=beam is not None)
+    system = parser.system
+    if graph_rule is not None:
+        options = {**parser.checkpoint["system_options"], "graph_rule": graph_rule}
+        system = get_system(system.name, system.labels, **options)
+    recorded = system.for_graphs(beam=beam is not None)
     if recorded is None:
         search = "greedy" if beam is None else "beam search"
         raise SystemExit(f"{checkpoint}: {parser.system.name} has no {search} graphs")
@@ -61,6 +71,7 @@ def abandoned_share(checkpoint: Path, source: Path, beam: int | None = None) -> 
         "checkpoint": str(checkpoint),
         "system": parser.system.name,
         "search": "greedy" if beam is None else f"beam {beam}",
+        "graph_rule": graph_rule,
         "input": str(source),
         "sentences": len(sentences),
         "words": words,
@@ -77,12 +88,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--beam", type=int, help="beam size (default: greedy decoding)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
+        "--graph-rule", choices=GRAPH_RULES, help="two-registers: the variant's graph_rule"
+    )
+    parser.add_argument(
         "--json-out", type=Path, default=ROOT / "outputs/benchmarks/graph_fallback.json"
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     source = args.input or shared_split("UD_English-EWT", "test")
-    rows = [abandoned_share(path, source, args.beam) for path in args.checkpoint]
+    rows = [abandoned_share(path, source, args.beam, args.graph_rule) for path in args.checkpoint]
     print("system         search  sentences  abandoned   share  words abandoned  checkpoint")
     for row in rows:
         print(

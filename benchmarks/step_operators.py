@@ -18,6 +18,7 @@ step, as the CPU runs them; for a system whose GPU variant runs other operators,
 variant's count too.
 
     python -m benchmarks.step_operators [--systems arc_eager three_step] [--json]
+        [--two-registers-graphs]
     python -m benchmarks.step_operators --checkpoint CKPT [CKPT ...] [--input FILE] [--json]
 """
 
@@ -111,10 +112,17 @@ def parse_operators(
     return result
 
 
-def step_operators(name: str, sentences: int, max_length: int, seed: int) -> dict[str, float]:
+def step_operators(
+    name: str, sentences: int, max_length: int, seed: int, graph_rule: str | None = None
+) -> dict[str, float]:
     """Mean operators per step of ``features``, ``legal`` and ``apply`` of system ``name`` (as
-    a GPU runs them: :func:`as_on_a_gpu`)."""
+    a GPU runs them: :func:`as_on_a_gpu`).  With ``graph_rule`` (two-registers), ``legal`` is
+    that of the CUDA-graph variant with this ``graph_rule``, on the walk of the eager system
+    (the variant's abandoning is undone after each count, so the walk goes on)."""
     system = as_on_a_gpu(get_system(name, LABELS))
+    graph = None
+    if graph_rule is not None:
+        graph = get_system(name, LABELS, graph_rule=graph_rule).for_graphs()
     generator = torch.Generator().manual_seed(seed)
     lengths = torch.randint(1, max_length + 1, (sentences,), generator=generator)
     state = system.initial(lengths, n_max=max_length)
@@ -125,7 +133,11 @@ def step_operators(name: str, sentences: int, max_length: int, seed: int) -> dic
             break
         actions = random_actions(system.legal(state), generator)
         totals["features"] += counted(lambda: system.features(state))
-        totals["legal"] += counted(lambda: system.legal(state))
+        if graph is None:
+            totals["legal"] += counted(lambda: system.legal(state))
+        else:
+            totals["legal"] += counted(lambda: graph.legal(state))
+            state.scalars["abandoned"].zero_()
         totals["apply"] += counted(lambda: system.apply(state, actions))  # noqa: B023
         steps += 1
     return {part: totals[part] / max(steps, 1) for part in PARTS}
@@ -138,6 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--two-registers-graphs",
+        action="store_true",
+        help="also count two-registers' CUDA-graph variants (graph_rule abandon and tensor)",
+    )
     parser.add_argument("--checkpoint", nargs="+", type=Path, help="count trained parsers' parses")
     parser.add_argument("--input", type=Path, help="CoNLL-U to parse (default: EWT test)")
     args = parser.parse_args(argv)
@@ -148,6 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = {
         name: step_operators(name, args.sentences, args.max_length, args.seed) for name in names
     }
+    if args.two_registers_graphs:
+        for rule in ("abandon", "tensor"):
+            rows[f"two_registers graphs, {rule}"] = step_operators(
+                "two_registers", args.sentences, args.max_length, args.seed, graph_rule=rule
+            )
     base = sum(rows[BASELINE].values())
     for row in rows.values():
         row["total"] = sum(row[part] for part in PARTS)
@@ -155,10 +177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'system':14s} {'features':>9s} {'legal':>7s} {'apply':>7s} {'total':>7s} {'/AE':>5s}")
+    width = max(len(name) for name in rows)
+    header = ("features", 9), ("legal", 7), ("apply", 7), ("total", 7), ("/AE", 5)
+    print(f"{'system':{width}s} " + " ".join(f"{name:>{w}s}" for name, w in header))
     for name, row in rows.items():
         cells = " ".join(f"{row[part]:{w}.0f}" for part, w in zip(PARTS, (9, 7, 7), strict=True))
-        print(f"{name:14s} {cells} {row['total']:7.0f} {row['total_to_arc_eager']:5.2f}")
+        print(f"{name:{width}s} {cells} {row['total']:7.0f} {row['total_to_arc_eager']:5.2f}")
     print(
         f"operators per greedy step, random legal walks over {args.sentences} sentences of "
         f"1-{args.max_length} words"

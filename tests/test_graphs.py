@@ -84,10 +84,13 @@ def test_two_registers_and_swap_record_graphs_through_a_variant() -> None:
         assert supports_graphs(system, torch.device("cuda"), beam=True)
 
 
-@pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
-def test_graph_safe_steps_never_synchronise(system_name: str) -> None:
+@pytest.mark.parametrize(
+    ("system_name", "options"),
+    [(name, {}) for name in GREEDY_GRAPHS] + [("two_registers", {"graph_rule": "tensor"})],
+)
+def test_graph_safe_steps_never_synchronise(system_name: str, options: dict) -> None:
     """The steps that a greedy graph records (those of ``for_graphs()``), on random walks."""
-    system = get_system(system_name, ["root", "nsubj", "obj"]).for_graphs()
+    system = get_system(system_name, ["root", "nsubj", "obj"], **options).for_graphs()
     assert system is not None
     lengths = torch.tensor([1, 4, 9, 17])
     with RefuseSynchronisation():
@@ -155,6 +158,25 @@ def test_graphs_redecode_what_their_variant_abandons(system_name: str) -> None:
         expected = greedy_decode(model, system, batch)
         got = decode(batch)
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def test_two_registers_tensor_rule_abandons_fewer_sentences_with_the_same_trees() -> None:
+    """With ``graph_rule="tensor"`` the greedy graph decides the register phases it has closed
+    forms for: of the sentences the default variant abandons, it abandons only some (those
+    reaching an empty buffer with both registers held), and the search still gives
+    greedy_decode's trees."""
+    _, encoded, system, model = _setup("two_registers", count=40, seed=1)
+    tensor = get_system("two_registers", system.labels, graph_rule="tensor")
+    batch = encoded.batch(torch.arange(40))
+    with torch.inference_mode():
+        table = model.encode(batch)
+        *_, abandoned = fixed_length_greedy(model, system.for_graphs(), table, batch.lengths)
+        *_, fewer = fixed_length_greedy(model, tensor.for_graphs(), table, batch.lengths)
+    assert 0 < int(fewer.sum()) < int(abandoned.sum())
+    assert not bool((fewer & ~abandoned).any())
+    expected = greedy_decode(model, system, batch)
+    got = GraphedSearch(model, tensor)(batch)
+    assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
 
 
 # -- beam search ---------------------------------------------------------------------------

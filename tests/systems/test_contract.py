@@ -49,9 +49,10 @@ VARIANTS = [
     *((name, {}) for name in NAMES),
     ("swap", {"oracle": "lazy"}),  # the shipped configuration (conf/system/swap.yaml)
     ("two_registers", {"dead_end_rule": "plans"}),
+    ("two_registers", {"graph_rule": "tensor"}),  # the mask of its CUDA-graph variant
 ]
 """Every registered system with its default options, and the other option values that change
-its mask or its oracle."""
+its mask (also its CUDA-graph variant's) or its oracle."""
 
 
 def variant_id(value: object) -> str:
@@ -274,7 +275,7 @@ def test_graph_safety_where_declared(name: str, options: Options) -> None:
     census of ``tests/test_graphs.py``)."""
     if get_system(name, **(options or {})).for_graphs() is None:
         pytest.skip(f"{name} has no steps for CUDA graphs")
-    graphs.test_graph_safe_steps_never_synchronise(name)
+    graphs.test_graph_safe_steps_never_synchronise(name, options or {})
     graphs.test_graph_safe_step_bounds_are_linear(name)
 
 

@@ -2,8 +2,8 @@
 arc-eager stack and buffer plus two registers, deriving the 2-Crossing-Interval trees.
 
 Modules, imports flowing one way (``configuration`` <- ``registers_empty`` <-
-``empty_buffer`` <- ``exit``; ``configuration`` <- ``mask``/``exit``/``oracle`` <-
-``system``):
+``empty_buffer`` <- ``exit``; ``configuration`` <- ``tensor_rule`` <- ``mask``;
+``configuration`` <- ``mask``/``exit``/``oracle`` <- ``system``):
 
 * :mod:`~neuralparse.systems.two_registers.configuration`: the plain-Python reference on one
   :class:`Configuration` (§4): the moves, Table 2 transitions (:func:`apply_move`), Table 4
@@ -11,6 +11,9 @@ Modules, imports flowing one way (``configuration`` <- ``registers_empty`` <-
   dead-end rule (:func:`is_legal`); the engine's slow path decides on it too;
 * :mod:`~neuralparse.systems.two_registers.mask`: the closed-form legal mask in tensors on
   the engine's fast rows (registers empty, fresh buffer front) and its book-keeping;
+* :mod:`~neuralparse.systems.two_registers.tensor_rule`: the exit rule as tensor
+  operations on per-word rows, in every phase but an empty buffer with both registers held
+  (the CUDA-graph variant's, with ``graph_rule="tensor"``);
 * :mod:`~neuralparse.systems.two_registers.exit`: the exit dead-end rule (one exit plan,
   decided by closed forms; :func:`exit_legal`, the engine's default), with the closed forms
   of two phases in their own modules: registers empty
@@ -38,6 +41,7 @@ from neuralparse.systems.two_registers.exit import exit_legal
 from neuralparse.systems.two_registers.oracle import derivable, oracle, oracle_guide
 from neuralparse.systems.two_registers.system import (
     DEAD_END_RULES,
+    GRAPH_RULES,
     TRANSITION_NAMES,
     TwoRegisters,
     TwoRegistersState,
@@ -45,6 +49,7 @@ from neuralparse.systems.two_registers.system import (
 
 __all__ = [
     "DEAD_END_RULES",
+    "GRAPH_RULES",
     "TRANSITION_NAMES",
     "Configuration",
     "Move",

@@ -30,24 +30,27 @@ ways:
 * **Other rows** (a register held, ``β1 = γ``, or book-keeping stale after a register
   phase): the reference
   :class:`~neuralparse.systems.two_registers.configuration.Configuration` is rebuilt from
-  the tensors and the rule decides, O(n) per row.  When such a row is fast again
-  its book-keeping is recomputed from the rebuilt configuration.
+  the tensors and the rule decides, O(n) per row; or, in the CUDA-graph variant with
+  ``graph_rule="tensor"``, the exit rule's tensor form
+  (:mod:`~neuralparse.systems.two_registers.tensor_rule`) where it decides the row.  When
+  such a row is fast again its book-keeping is recomputed from the tensors
+  (:func:`refresh_bookkeeping`).
 
 Book-keeping (per configuration, in ``State.scalars`` and ``State.tables`` so that beam
 reordering carries it):
 ``min_headless`` (minH), ``min_connected`` (minC), ``root_free``, ``unattached`` (headless
-words), ``stale`` (1 once a move other than the four arc-eager ones ran, until the fallback
-refreshes the row), and the table ``words [B, 2, n_max + 2]``: each word's head (-1: none)
-and whether it is connected to 0; the last column is a spare that stays (-1, 0) for null
-indices.  Because the stack is increasing bottom to top (Shift pushes ``β1``, Clear pushes
-``ψ > σ2``), the lowest H or C word changes on a pop only when the popped word was the only
-one, so both minima are O(1) scalars.  Cost: O(1) tensor work per configuration and step on
-fast rows; the fallback rows cost O(n) Python each (the register phases: the exit rule's
-closed forms are scans of the stack lists, not yet tensors, and with an empty buffer and both
-registers held a search over a few adopters and register choices, or, with R2 = n on
-stacks deeper than ten words, the exit plan and its register completions simulated;
-docs/dev/two-registers-completability.md), and a beam reorder copies the table row, O(n) per
-configuration.
+words), ``stale`` (1 once a move other than the four arc-eager ones ran, until the row is
+refreshed), and the table ``words [B, 3, n_max + 2]``: each word's head (-1: none), whether
+it is connected to 0 and whether it is on the stack; the last column is a spare that stays
+(-1, 0, 0) for null indices.  Because the stack is increasing bottom to top (Shift pushes
+``β1``, Clear pushes ``ψ > σ2``), the lowest H or C word changes on a pop only when the
+popped word was the only one, so both minima are O(1) scalars.  Cost: O(1) tensor work per
+configuration and step on fast rows; the other rows cost O(n) Python each on the host (the
+exit rule's closed forms are scans of the stack lists, and with an empty buffer and both
+registers held a search over a few adopters and register choices, or, with R2 = n on stacks
+deeper than ten words, the exit plan and its register completions simulated;
+docs/dev/two-registers-completability.md), or O(n) tensor work in the tensor form; a beam
+reorder copies the table row, O(n) per configuration.
 """
 
 from __future__ import annotations
@@ -57,12 +60,11 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.state import State
+from neuralparse.systems.two_registers.tensor_rule import INF, Words, lowest, tree_roots
 
-INF = 1 << 30
-"""``minH``/``minC`` when there is no such word: above every word index and step count, and
-small enough that sums and differences of a few of them stay far inside int64."""
-HEAD, CONNECTED = 0, 1
-"""Rows of the per-word table ``state.tables["words"]``."""
+HEAD, CONNECTED, ON_STACK = 0, 1, 2
+"""Rows of the per-word table ``state.tables["words"]``: each word's head (-1: none), whether
+it is connected to 0 (kept exact on fast rows only), whether it is on the stack."""
 FAST_MOVES = (0, 1, 2, 3)
 """Left-Arc, Right-Arc, Shift, Reduce (``Move`` values): the moves that keep the book-keeping
 exact on a fast row."""
@@ -74,7 +76,7 @@ def initial_bookkeeping(lengths: Tensor, n_max: int) -> tuple[dict[str, Tensor],
     batch = lengths.shape[0]
     width = n_max + 2
     device = lengths.device
-    words = torch.zeros((batch, 2, width), dtype=torch.long, device=device)
+    words = torch.zeros((batch, 3, width), dtype=torch.long, device=device)
     words[:, HEAD] = -1
     words[:, CONNECTED, 0] = 1  # the root is in its own tree
     full = lambda v: torch.full((batch,), v, dtype=torch.long, device=device)  # noqa: E731
@@ -104,6 +106,16 @@ def _set_column(words: Tensor, row: int, where: Tensor, index: Tensor, value: Te
     value = torch.where(where, value, current)
     value = torch.where(spare == width - 1, torch.full_like(value, fill), value)
     words[:, row].scatter_(1, spare[:, None], value[:, None])
+
+
+def mark_stack(words: Tensor, popped: Tensor, pushed: Tensor) -> None:
+    """Stack membership after a step: the word ``popped [B]`` leaves the stack, then the
+    words ``pushed [B, k]`` enter it (-1, or INF: none)."""
+    spare = words.shape[2] - 1
+    on_stack = words[:, ON_STACK]
+    on_stack.scatter_(1, torch.where(popped >= 0, popped, spare)[:, None], 0)
+    on_stack.scatter_(1, torch.where((pushed >= 0) & (pushed < spare), pushed, spare), 1)
+    on_stack[:, spare].fill_(0)
 
 
 def fast_rows(state: State) -> Tensor:
@@ -220,25 +232,49 @@ def stack_lists(state: State, rows: list[int]) -> list[list[int]]:
     return [levels[i, :size][::-1].tolist() for i, size in enumerate(sizes.tolist())]
 
 
-def refresh_bookkeeping(state: State, rows: list[int], configs: list) -> None:
-    """Recompute minH, minC and connectedness of fast-again rows from their rebuilt reference
-    configurations (O(n) each) and clear ``stale``."""
-    if not rows:
-        return
+def words_view(state: State, rows: Tensor | None = None) -> Words:
+    """The configurations of ``rows`` (every row when None) as
+    :class:`~neuralparse.systems.two_registers.tensor_rule.Words`, tree roots computed from
+    the head table."""
     s = state.scalars
+    words = state.tables["words"] if rows is None else state.tables["words"][rows]
+
+    def scalar(name: str) -> Tensor:
+        return s[name] if rows is None else s[name][rows]
+
+    head = words[:, HEAD]
+    return Words(
+        n=state.lengths if rows is None else state.lengths[rows],
+        on_stack=words[:, ON_STACK] == 1,
+        head=head,
+        root=tree_roots(head),
+        front=scalar("front"),
+        r1=scalar("r1"),
+        r2=scalar("r2"),
+        covered1=scalar("covered1") == 1,
+        covered2=scalar("covered2") == 1,
+        last=scalar("last"),
+        root_free=scalar("root_free") == 1,
+        unattached=scalar("unattached"),
+    )
+
+
+def refresh_bookkeeping(state: State, rows: Tensor, view: Words) -> None:
+    """Recompute minH, minC and connectedness of the ``rows`` (``view`` holds them) that are
+    fast again after a register phase (registers empty, a fresh β1), and clear their
+    ``stale``."""
+    s = state.scalars
+    again = (view.r1 < 0) & (view.front <= view.n) & (view.front > view.last)
+    index = view.index
+    stacked = view.on_stack & (index >= 1)
+    min_h = lowest(stacked & (view.head < 0))
+    min_c = lowest(stacked & (view.root == 0))
+    connected = (view.root == 0).long()
+    connected[:, -1].fill_(0)  # the spare column
     words = state.tables["words"]
-    width = words.shape[2]
-    conn_rows = np.zeros((len(rows), width), dtype=np.int64)
-    min_h, min_c = [], []
-    for i, c in enumerate(configs):
-        roots = [c.tree_root(v) for v in range(c.n + 1)]
-        conn_rows[i, : c.n + 1] = [int(r == 0) for r in roots]
-        headless = [v for v in c.stack if v != 0 and c.head[v] is None]
-        connected = [v for v in c.stack if v != 0 and roots[v] == 0]
-        min_h.append(min(headless, default=INF))
-        min_c.append(min(connected, default=INF))
-    index = torch.tensor(rows, dtype=torch.long, device=state.device)
-    words[index, CONNECTED] = torch.from_numpy(conn_rows).to(state.device)
-    s["min_headless"][index] = torch.tensor(min_h, dtype=torch.long, device=state.device)
-    s["min_connected"][index] = torch.tensor(min_c, dtype=torch.long, device=state.device)
-    s["stale"][index] = 0
+    old = words[rows]
+    refreshed = torch.where(again[:, None], connected, old[:, CONNECTED])
+    words[rows] = torch.stack([old[:, HEAD], refreshed, old[:, ON_STACK]], 1)
+    for name, value in (("min_headless", min_h), ("min_connected", min_c)):
+        s[name][rows] = torch.where(again, value, s[name][rows])
+    s["stale"][rows] = torch.where(again, 0, s["stale"][rows])

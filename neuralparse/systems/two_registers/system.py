@@ -33,11 +33,14 @@ from neuralparse.systems.two_registers.mask import (
     fast_mask,
     fast_rows,
     initial_bookkeeping,
+    mark_stack,
     refresh_bookkeeping,
     stack_lists,
     update_bookkeeping,
+    words_view,
 )
 from neuralparse.systems.two_registers.oracle import OracleGuide, RegisterPlan, oracle_guide
+from neuralparse.systems.two_registers.tensor_rule import exit_rule
 from neuralparse.trees.crossing import is_k_crossing_interval
 
 # The transitions are tensor operations on the batch (stack nodes, the buffer range, the
@@ -52,26 +55,28 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 #
 # Host reads (why TwoRegisters is not `graph_safe`).  Host-free: `initial` given `n_max`,
 # `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
-# `update_bookkeeping`) and the fast rows' closed-form mask (`fast_rows`, `fast_mask`).  Not:
-# every step, `transition_legal` reads which rows are slow (`torch.nonzero`) and decides those
-# on configurations rebuilt on the host, and `apply_transitions` checks on the host that each
-# action has its operands.  Greedy decoding and beam search are still recorded as CUDA graphs,
-# by the variant of `for_graphs`: it decides the fast rows only and abandons a configuration
-# at its first slow row, and the graph's caller decodes (searches) the sentences with an
-# abandoned configuration again eagerly, so the trees are the eager loop's.  That pays where
-# registers are rare: an English model's greedy parses of EWT test never left the fast path,
-# a Hungarian one's left it in 9% of the test sentences (`python -m benchmarks.graph_fallback`).
-# Only the slow path is hard to remove: a host-free mask needs the dead-end rule as tensor
-# operations in every phase.  The exit rule decides every phase but one without simulating
-# moves (`exit`: scans of the stack, each quantity O(1) to maintain with the per-word
-# book-keeping listed in docs/dev/two-registers-completability.md; with an empty buffer and
-# a register held, exact completability, with both registers a search over the adopters of
-# the headless registers (one stack word per class) and the register choices of at most
-# four words); with an empty buffer, both registers, R2 = n and more than ten stack words it
-# still simulates E and eight register completions.  None of it is tensor code yet.
+# `update_bookkeeping`, `mark_stack`), the fast rows' closed-form mask (`fast_rows`,
+# `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase but an
+# empty buffer with both registers held, whose exact rule is a search over adopters and
+# register choices with no bounded tensor form yet).  Not: every step, `transition_legal`
+# reads which rows are slow (`torch.nonzero`) and decides those on configurations rebuilt on
+# the host (on the CPU the host is the cheaper of the two there), and `apply_transitions`
+# checks on the host that each action has its operands.  Greedy decoding and beam search are
+# recorded as CUDA graphs by the variant of `for_graphs`: it decides the fast rows, with
+# `graph_rule="tensor"` also the slow rows that the tensor rule decides, and abandons the
+# rest; the graph's caller decodes (searches) the sentences with an abandoned configuration
+# again eagerly, so the trees are the eager loop's.  A converged Hungarian-Szeged model's
+# greedy parses of the test set abandon 24.5% of the sentences by default and 6.0% with the
+# tensor rule, at about seven times the operators per step (`python -m
+# benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
+# --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
+# GPU is not measured yet, so the default stays "abandon".
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
+GRAPH_RULES = ("abandon", "tensor")
+"""Values of ``TwoRegisters(graph_rule=...)``: what the :meth:`~TwoRegisters.for_graphs`
+variant does with a configuration off the fast path."""
 
 TRANSITION_NAMES = tuple(move.engine_name for move in Move)
 """The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
@@ -245,16 +250,32 @@ class TwoRegisters(TransitionSystem):
         *,
         root_label: str | None = "root",
         dead_end_rule: str = "exit",
+        graph_rule: str = "abandon",
     ) -> None:
         """``dead_end_rule``: ``"exit"`` (one exit plan decided by closed forms,
         :func:`~neuralparse.systems.two_registers.exit.exit_legal`; the default) or
         ``"plans"`` (the sixteen completion plans, :func:`is_legal`); both leave no dead end
         and keep every oracle move legal, and they gave the same parses with every trained
-        model we compared (the exit rule's beam search is 3-4 times faster)."""
+        model we compared (the exit rule's beam search is 3-4 times faster).
+
+        ``graph_rule`` (CUDA graphs only): ``"abandon"`` (the default) makes the
+        :meth:`for_graphs` variant abandon every configuration off the fast path, which the
+        eager loop then decodes again; ``"tensor"`` (with the exit rule) decides them by the
+        exit rule's tensor form
+        (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
+        those it leaves undecided (an empty buffer with both registers held): fewer
+        sentences decoded twice, about seven times the operators per step."""
         super().__init__(labels, root_label=root_label)
         if dead_end_rule not in DEAD_END_RULES:
             raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
+        if graph_rule not in GRAPH_RULES:
+            raise ValueError(f"graph_rule: one of {GRAPH_RULES}, not {graph_rule!r}")
+        if graph_rule == "tensor" and dead_end_rule != "exit":
+            raise ValueError(
+                "graph_rule='tensor' decides the exit rule: needs dead_end_rule='exit'"
+            )
         self.dead_end_rule = dead_end_rule
+        self.graph_rule = graph_rule
         self.abandons_slow_rows = False
         """Set on the :meth:`for_graphs` variant: slow rows are abandoned, not decided."""
         if dead_end_rule == "exit":
@@ -284,10 +305,11 @@ class TwoRegisters(TransitionSystem):
     def for_graphs(self, *, beam: bool = False) -> TwoRegisters:
         """A host-free variant for CUDA graphs, greedy decoding and beam search:
         :meth:`transition_legal` decides the fast rows by the closed form, which is the rule
-        there, and abandons every other non-terminal configuration (:meth:`abandoned`; it
-        counts as terminal from then on).  Beam search searches a sentence again when an item
-        it gave up scored at least as high as its best finished item
-        (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
+        there, with ``graph_rule="tensor"`` the others by the exit rule's tensor form where it
+        decides them, and abandons every other non-terminal configuration
+        (:meth:`abandoned`; it counts as terminal from then on).  Beam search searches a
+        sentence again when an item it gave up scored at least as high as its best finished
+        item (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
         variant = copy.copy(self)
         variant.abandons_slow_rows = True
         return variant
@@ -299,36 +321,43 @@ class TwoRegisters(TransitionSystem):
         """The closed form on fast rows, the rule's reference (:func:`is_legal`, or
         ``exit_legal``, which agrees with the same closed form there) on the others
         (:mod:`~neuralparse.systems.two_registers.mask`); the :meth:`for_graphs` variant
-        abandons the others instead."""
+        decides the others by the exit rule's tensor form where it can (``graph_rule``) and
+        abandons the rest."""
         fast = fast_rows(state)
         legal, roots = fast_mask(state)
         slow = ~fast & ~self.terminal(state)
         legal = legal & fast[:, None]
         roots = roots & fast[:, None]
-        if self.abandons_slow_rows:
-            state.scalars["abandoned"] = state.scalars["abandoned"] | slow.long()
+        if self.abandons_slow_rows:  # no host read
+            abandon = slow
+            if self.graph_rule == "tensor":
+                view = words_view(state)
+                # Exact on every row it touches, so fast rows may be refreshed too.
+                every = torch.arange(state.batch_size, device=state.device)
+                refresh_bookkeeping(state, every, view)
+                rule_legal, rule_roots, decided = exit_rule(view)
+                use = (slow & decided)[:, None]
+                legal = torch.where(use, rule_legal, legal)
+                roots = torch.where(use, rule_roots, roots)
+                abandon = slow & ~decided
+            state.scalars["abandoned"] = state.scalars["abandoned"] | abandon.long()
             return legal, roots
-        rows = torch.nonzero(slow).flatten().tolist()
-        if rows:
-            mirrored = state.configs if isinstance(state, TwoRegistersState) else []
-            if mirrored:
-                configs, which = [mirrored[b] for b in rows], list(range(len(rows)))
-            else:
-                configs, which = distinct_configurations(state, rows)
-            slow_legal, slow_roots = _reference_rows(configs, self.legal_test)
-            index = torch.tensor(rows, dtype=torch.long, device=state.device)
-            of_row = torch.tensor(which, dtype=torch.long)
-            legal[index] = torch.tensor(slow_legal, dtype=torch.bool)[of_row].to(state.device)
-            roots[index] = torch.tensor(slow_roots, dtype=torch.bool)[of_row].to(state.device)
-            # Rows that are fast but stale (after a register phase): refresh them now.
-            fast_again = [
-                (b, configs[w])
-                for b, w in zip(rows, which, strict=True)
-                if configs[w].r1 is None
-                and not configs[w].buffer_empty
-                and configs[w].front > configs[w].last
-            ]
-            refresh_bookkeeping(state, [b for b, _ in fast_again], [c for _, c in fast_again])
+        index = torch.nonzero(slow).flatten()
+        if index.numel() == 0:
+            return legal, roots
+        refresh_bookkeeping(state, index, words_view(state, index))
+        # On the host: on the CPU the tensor form costs about 10 ms a call for 1-64 rows
+        # (thousands of small operators), the host 0.2-2.6 ms, and such rows are rare.
+        rows = index.tolist()
+        mirrored = state.configs if isinstance(state, TwoRegistersState) else []
+        if mirrored:
+            configs, which = [mirrored[b] for b in rows], list(range(len(rows)))
+        else:
+            configs, which = distinct_configurations(state, rows)
+        slow_legal, slow_roots = _reference_rows(configs, self.legal_test)
+        of_row = torch.tensor(which, dtype=torch.long)
+        legal[index] = torch.tensor(slow_legal, dtype=torch.bool)[of_row].to(state.device)
+        roots[index] = torch.tensor(slow_roots, dtype=torch.bool)[of_row].to(state.device)
         return legal, roots
 
     def apply_transitions(
@@ -471,6 +500,10 @@ def _apply_tensors(
     for i in range(3):
         word = psi[:, i]
         state.push("stack", clear & (word < INF), torch.where(word < INF, word, 0))
+    pushed = torch.cat(
+        [torch.where(shift | right, front, -1)[:, None], torch.where(clear[:, None], psi, -1)], 1
+    )
+    mark_stack(state.tables["words"], torch.where(pop, s0, -1), pushed)
     last = torch.maximum(gamma_t, torch.where(psi < INF, psi, -1).max(1).values)
     s["last"] = torch.where(clear & (last >= 0), last, s["last"])
     # Registers and the buffer range.

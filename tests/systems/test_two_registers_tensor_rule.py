@@ -1,0 +1,242 @@
+"""The two-registers exit rule as tensor operations
+(:mod:`neuralparse.systems.two_registers.tensor_rule`) against the reference on
+configurations (:func:`~neuralparse.systems.two_registers.exit.exit_legal`): every row it
+decides gets the reference's mask, and it decides every row whose legal moves stay in the
+phases it has closed forms for."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import torch
+
+from neuralparse.systems import random_actions
+from neuralparse.systems.two_registers import empty_buffer, tensor_rule
+from neuralparse.systems.two_registers import exit as exit_module
+from neuralparse.systems.two_registers.configuration import (
+    Configuration,
+    Move,
+    apply_move,
+    successor,
+    table4_legal,
+)
+from neuralparse.systems.two_registers.exit import exit_legal, exit_move, phase
+from neuralparse.systems.two_registers.registers_empty import gamma_closed_form, i0
+from neuralparse.systems.two_registers.system import TwoRegisters, root_arc_move
+from neuralparse.systems.two_registers.tensor_rule import Words, exit_rule, table4, tree_roots
+from tests.systems.test_two_registers import reachable
+
+
+def words_of(configs: list[Configuration]) -> Words:
+    """The configurations as :class:`Words` rows (written from the reference, not the
+    engine, so that these tests check the tensor rule alone)."""
+    width = max(c.n for c in configs) + 2
+    on_stack = torch.zeros((len(configs), width), dtype=torch.bool)
+    head = torch.full((len(configs), width), -1, dtype=torch.long)
+    for b, c in enumerate(configs):
+        on_stack[b, c.stack] = True
+        head[b, : c.n + 1] = torch.tensor([-1 if h is None else h for h in c.head])
+
+    def scalar(values: list[int | bool]) -> torch.Tensor:
+        return torch.tensor(values)
+
+    return Words(
+        n=scalar([c.n for c in configs]),
+        on_stack=on_stack,
+        head=head,
+        root=tree_roots(head),
+        front=scalar([c.front for c in configs]),
+        r1=scalar([-1 if c.r1 is None else c.r1 for c in configs]),
+        r2=scalar([-1 if c.r2 is None else c.r2 for c in configs]),
+        covered1=scalar([c.covered1 for c in configs]),
+        covered2=scalar([c.covered2 for c in configs]),
+        last=scalar([c.last for c in configs]),
+        root_free=scalar([c.leftmost[0] is None for c in configs]),
+        unattached=scalar([c.unattached for c in configs]),
+    )
+
+
+def resolved_phase(c: Configuration) -> str:
+    """The phase whose closed form decides ``c``: with the anchor on the stack, that of the
+    configuration E's next moves lead to (``failed`` when E cannot move)."""
+    d = c.copy()
+    for _ in range(tensor_rule.ANCHORED_MOVES):
+        if phase(d) != "phase B, anchor on the stack":
+            break
+        move = exit_move(d)
+        if move is None or not table4_legal(d, move):
+            return "failed"
+        apply_move(d, move)
+    return phase(d)
+
+
+def should_decide(c: Configuration) -> bool:
+    """Every move Table 4 allows leads to a phase the tensor rule decides."""
+    return not any(
+        table4_legal(c, m) and resolved_phase(successor(c, m)) == "empty buffer, both registers"
+        for m in Move
+    )
+
+
+def check(configs: list[Configuration], phases: Counter[str]) -> int:
+    """Compare the tensor rule with the reference on ``configs``; the rows decided."""
+    legal, roots, decided = exit_rule(words_of(configs))
+    assert table4(words_of(configs)).tolist() == [
+        [table4_legal(c, m) for m in Move] for c in configs
+    ]
+    for b, c in enumerate(configs):
+        assert bool(decided[b]) == should_decide(c), c
+        if decided[b]:
+            expected = [False] * len(Move) if c.is_terminal() else [exit_legal(c, m) for m in Move]
+            assert legal[b].tolist() == expected, c
+            for m in Move:
+                if table4_legal(c, m):
+                    phases[phase(successor(c, m))] += 1
+            arcs_from_root = [expected[m] and root_arc_move(c, m) for m in Move]
+            assert roots[b].tolist() == arcs_from_root, c
+    return int(decided.sum())
+
+
+def test_tree_roots_by_pointer_doubling() -> None:
+    heads = torch.tensor([[-1, 3, 1, -1, 3, 0, -1, -1]])
+    assert tree_roots(heads).tolist() == [[0, 3, 3, 3, 3, 0, 6, 7]]
+
+
+def test_every_small_reachable_configuration() -> None:
+    """Every configuration reachable under the rule, n <= 5, in batches of mixed lengths."""
+    configs = [c for n in range(1, 6) for c in reachable(n, exit_legal)]
+    phases: Counter[str] = Counter()
+    decided = sum(check(configs[i : i + 512], phases) for i in range(0, len(configs), 512))
+    # Short sentences spend much of their walk with an empty buffer (a quarter decided here).
+    assert decided >= len(configs) // 5
+    # Every phase but an empty buffer with both registers held (left to the host).
+    assert len(phases) == 7 and min(phases.values()) >= 50, phases
+
+
+def test_random_walks_of_longer_sentences() -> None:
+    """Configurations along seeded random walks under the rule, 8-40 words."""
+    rng = random.Random(20261203)
+    phases: Counter[str] = Counter()
+    configs = []
+    for _ in range(60):
+        c = Configuration.initial(rng.randint(8, 40))
+        while not c.is_terminal():
+            configs.append(c.copy())
+            apply_move(c, rng.choice([m for m in Move if exit_legal(c, m)]))
+    decided = check(configs, phases)
+    assert decided >= len(configs) // 2
+    assert len(phases) == 7 and min(phases.values()) >= 20, phases
+
+
+def random_configuration(rng: random.Random) -> Configuration:
+    """A configuration that need not be reachable: a random forest over 0..n (0 a root), an
+    increasing stack, registers off the stack left of the buffer front, random IsCovered
+    flags and ``last``."""
+    n = rng.randint(3, 14)
+    c = Configuration.initial(n)
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    placed = [0]
+    for v in order:  # each word's head among the words placed before it: no cycle
+        if rng.random() < 0.6:
+            c.add_arc(rng.choice(placed), v)
+        placed.append(v)
+    if sum(1 for v in range(1, n + 1) if c.head[v] == 0) > 1:
+        return random_configuration(rng)
+    c.front = rng.randint(1, n + 1)
+    held = rng.choice((0, 1, 2, 2, 2))  # phase B has the most to get wrong
+    registers = sorted(rng.sample(range(c.front), min(c.front, held)))
+    c.r1, c.r2 = [*registers, None, None][:2]
+    c.stack = [v for v in range(c.front) if v not in registers and rng.random() < 0.5]
+    c.covered1, c.covered2 = rng.random() < 0.3, rng.random() < 0.3
+    c.last = rng.randint(-1, n)
+    return c
+
+
+def test_closed_forms_match_the_reference_on_arbitrary_configurations() -> None:
+    """Each phase's tensor closed form computes what the reference's does, also on
+    configurations no walk reaches (stressing the order of phase B's events)."""
+    rng = random.Random(41)
+    configs = [random_configuration(rng) for _ in range(8000)]
+    w = words_of(configs)
+    assert table4(w).tolist() == [[table4_legal(c, m) for m in Move] for c in configs]
+    forms = {
+        "phase B, no anchor": (tensor_rule.phase_b_closed_form, exit_module.phase_b_closed_form),
+        "phase A": (tensor_rule.phase_a_closed_form, exit_module.phase_a_closed_form),
+        "registers empty, β1 = γ": (tensor_rule.gamma_closed_form, gamma_closed_form),
+        "registers empty, fresh β1": (tensor_rule.i0, i0),
+        "empty buffer, R1 alone": (
+            tensor_rule.r1_empty_buffer_closed_form,
+            empty_buffer.r1_empty_buffer_closed_form,
+        ),
+    }
+    seen: Counter[tuple[str, bool]] = Counter()
+    for name, (tensor_form, reference) in forms.items():
+        values = tensor_form(w).tolist()
+        for c, value in zip(configs, values, strict=True):
+            if phase(c) == name:
+                assert value == reference(c), (name, c)
+                seen[name, value] += 1
+    assert len(seen) == 2 * len(forms) and min(seen.values()) >= 20, seen
+
+
+def anchored_configuration(rng: random.Random) -> Configuration:
+    """A :func:`random_configuration` made to have the anchor on the stack: both registers
+    held, ``β1 − 1`` on top of the stack and no other stack word right of R1."""
+    while True:
+        c = random_configuration(rng)
+        if c.r2 is None or c.buffer_empty or c.front - 1 == c.r2:
+            continue
+        c.stack = [v for v in c.stack if v < c.r1] + [c.front - 1]
+        return c
+
+
+def test_exit_finishes_matches_the_reference_on_arbitrary_configurations() -> None:
+    """The whole dispatch, E's anchored moves included, on configurations no walk reaches:
+    where the tensor rule decides, it says what the reference says; it decides every phase
+    but an empty buffer with both registers held."""
+    rng = random.Random(42)
+    configs = [random_configuration(rng) for _ in range(6000)]
+    configs += [anchored_configuration(rng) for _ in range(3000)]
+    decided, finishes = tensor_rule.exit_finishes(words_of(configs))
+    seen: Counter[tuple[str, bool]] = Counter()
+    for c, known, value in zip(configs, decided.tolist(), finishes.tolist(), strict=True):
+        name = phase(c)
+        assert known == (resolved_phase(c) != "empty buffer, both registers"), c
+        if known:
+            assert value == exit_module.exit_finishes(c), c
+            seen[name, value] += 1
+    assert len(seen) == 14 and min(seen.values()) >= 5, seen
+
+
+def test_the_graph_variant_decides_the_engines_rows_as_the_host_does() -> None:
+    """Batched random walks on the engine: at every step the ``graph_rule="tensor"`` variant's
+    mask equals the host's on every row it does not abandon, and it abandons exactly the rows
+    with a move into an empty buffer with both registers held."""
+    system = TwoRegisters()
+    variant = TwoRegisters(graph_rule="tensor").for_graphs()
+    generator = torch.Generator().manual_seed(5)
+    rng = random.Random(5)
+    kept = abandoned = 0
+    for _ in range(6):
+        lengths = [rng.randint(1, 30) for _ in range(12)]
+        state = system.initial(lengths)
+        configs = [Configuration.initial(n) for n in lengths]
+        while not bool(system.terminal(state).all()):
+            expected, _ = system.transition_legal(state)
+            got, _ = variant.transition_legal(state)
+            gave_up = state.scalars["abandoned"] == 1
+            state.scalars["abandoned"].zero_()
+            for b, c in enumerate(configs):
+                assert bool(gave_up[b]) == (not c.is_terminal() and not should_decide(c)), c
+                if not gave_up[b]:
+                    assert got[b].tolist() == expected[b].tolist(), c
+            kept += int((~gave_up).sum())
+            abandoned += int(gave_up.sum())
+            actions = random_actions(system.legal(state), generator)
+            for c, action in zip(configs, actions.tolist(), strict=True):
+                if not c.is_terminal():
+                    apply_move(c, Move(system.transition_id(system.decode(action)[0])))
+            system.apply(state, actions)
+    assert kept > 4 * abandoned > 0, (kept, abandoned)
