@@ -27,6 +27,9 @@ first:
 * ``train_hu_two_registers``, ``train_hu_three_step``, ``train_hu_swap`` and ``graphs_hu``:
   greedy and beam 8 of the three with and without CUDA graphs on English-EWT test
   (``benchmarks.throughput``);
+* ``graph_rules_hu``: the Hungarian two-registers model's greedy and beam 8 on
+  Hungarian-Szeged test with CUDA graphs, with either ``graph_rule`` (``abandon``, ``tensor``)
+  and without graphs (``benchmarks.throughput --graph-rules``);
 * ``epoch_cost_ewt_4000``: ``epoch_cost_ewt`` with batches of 4,000 words instead of 1,000
   (on the CPU that recipe kept English-EWT's accuracy with a quarter of the updates);
 * ``ewt_precision``: English-EWT test parsed with the encoder in float32 and in bfloat16
@@ -135,6 +138,18 @@ def _precision(ctx: Context) -> list[str]:
     )
 
 
+def _graph_rules_hu(ctx: Context) -> list[str]:
+    """Two-registers' graphs on Hungarian-Szeged test (registers are frequent there) with
+    either ``graph_rule``: abandon the register phases to the eager loop, or decide them in
+    tensors (about eight times the operators per step)."""
+    model = str(ctx.model("hu_two_registers"))
+    limit = ["--limit", "40"] if ctx.rehearse else []
+    common = ["--device", ctx.device, "--threads", "2", "--beam", "8", "--compare-graphs"]
+    rules = ["--graph-rules", "abandon", "tensor", "--input", str(shared_split(*HU_TEST))]
+    out = ["--json-out", str(ctx.json("graph_rules_hu"))]
+    return ctx.module("benchmarks.throughput", *common, "--checkpoint", model, *rules, *limit, *out)
+
+
 def _graphs_hu(ctx: Context) -> list[str]:
     """Greedy and beam 8 of the three Hungarian models, with and without CUDA graphs, on
     English-EWT test (throughput's default input)."""
@@ -160,6 +175,7 @@ class Step:
 
 
 HU = ("data=hu_szeged",)
+HU_TEST = ("UD_Hungarian-Szeged", "test")
 STEPS: tuple[Step, ...] = (
     Step("cuda_agreement", 1.0, _cuda_agreement),
     Step("device_check", 0.5, _device_check),
@@ -218,6 +234,7 @@ STEPS: tuple[Step, ...] = (
         _graphs_hu,
         ("train_hu_two_registers", "train_hu_three_step", "train_hu_swap"),
     ),
+    Step("graph_rules_hu", 0.8, _graph_rules_hu, ("train_hu_two_registers",)),
     Step(
         "epoch_cost_ewt_4000",
         0.8,

@@ -30,6 +30,11 @@ batch shapes that greedy decoding then replays for the systems that allow them
 ``--compare-graphs`` adds ``greedy-eager`` and ``beam-eager`` rows per system (graphs off) in
 the same run, and checks that both wrote the same bytes.
 
+``--graph-rules abandon tensor`` runs two-registers once per value of its CUDA-graph
+variant's ``graph_rule`` (:class:`~neuralparse.systems.two_registers.TwoRegisters`), its rows
+tagged ``[abandon]``, ``[tensor]``: what a GPU's graphs gain or lose by deciding the register
+phases in tensors instead of decoding those sentences again eagerly.
+
 ``--repeats N`` times every file run and in-memory parse N times and keeps the fastest: other
 work on the machine only ever adds time, so on a shared machine the minimum is the figure
 that repeats (default 1).
@@ -42,6 +47,7 @@ into reading, input encoding (vocabulary lookups), encoder, scorer, state operat
     python -m benchmarks.throughput [--systems arc_eager two_registers] [--limit 500]
         [--threads 2] [--device cpu|cuda] [--beam 8] [--checkpoint PATH ...] [--profile arc_eager]
         [--batch-size 4096 --batch-tokens 200000] [--compare-graphs] [--repeats 3]
+        [--graph-rules abandon tensor]
 """
 
 from __future__ import annotations
@@ -78,7 +84,8 @@ from neuralparse.prediction import (
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import describe_machine
 from neuralparse.search.greedy import greedy_decode_counted
-from neuralparse.systems import SYSTEMS
+from neuralparse.systems import SYSTEMS, get_system
+from neuralparse.systems.two_registers import GRAPH_RULES
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "throughput.json"
 
@@ -242,6 +249,13 @@ def format_table(runs: Sequence[Run], ratios: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
+def with_graph_rule(loaded: LoadedParser, rule: str) -> LoadedParser:
+    """``loaded`` with its two-registers system rebuilt with ``graph_rule=rule``."""
+    options = {**loaded.checkpoint.get("system_options", {}), "graph_rule": rule}
+    system = get_system(loaded.system.name, loaded.system.labels, **options)
+    return replace(loaded, system=system)
+
+
 def compare_eager(
     loaded: LoadedParser,
     source: Path,
@@ -250,14 +264,16 @@ def compare_eager(
     device: torch.device,
     same_output: dict[str, bool],
     repeats: int = 1,
+    tag: str = "",
 ) -> Run:
     """Time ``options`` again with CUDA graphs off (row ``<search>-eager``), right after the
     run with graphs wrote ``output``, and record in ``same_output`` whether both wrote the
     same bytes."""
     parsed = output.read_bytes()
     eager = replace(options, cuda_graphs=False)
-    run = time_parse(loaded, source, output, eager, device, f"{options.search}-eager", repeats)
-    key = f"{loaded.system.name} {options.search}"
+    search = f"{options.search}{tag}"
+    run = time_parse(loaded, source, output, eager, device, f"{search}-eager", repeats)
+    key = f"{loaded.system.name} {search}"
     same_output[key] = output.read_bytes() == parsed
     print(f"{key}: with and without CUDA graphs wrote the same file: {same_output[key]}")
     return run
@@ -286,6 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--repeats", type=int, default=1, help="time each run N times, keep the fastest"
+    )
+    parser.add_argument(
+        "--graph-rules",
+        nargs="+",
+        choices=GRAPH_RULES,
+        help="two-registers: one run per graph_rule of its CUDA-graph variant",
     )
     parser.add_argument("--json-out", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
@@ -357,20 +379,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs: list[Run] = []
         ratios: dict[str, float] = {}
         same_output: dict[str, bool] = {}
-        for name in systems:
+        variants = [
+            (name, rule)
+            for name in systems
+            for rule in (
+                args.graph_rules if name == "two_registers" and args.graph_rules else [None]
+            )
+        ]
+        for name, rule in variants:
             loaded = parser_for(name)
-            repeats = args.repeats
-            mine = [time_parse(loaded, source, output, greedy, device, repeats=repeats)]
+            if rule is not None:
+                loaded = with_graph_rule(loaded, rule)
+            tag, repeats = ("" if rule is None else f"[{rule}]"), args.repeats
+            mine = [time_parse(loaded, source, output, greedy, device, f"greedy{tag}", repeats)]
             if args.compare_graphs:
                 mine.append(
-                    compare_eager(loaded, source, output, greedy, device, same_output, repeats)
+                    compare_eager(loaded, source, output, greedy, device, same_output, repeats, tag)
                 )
             if beam is not None:
-                mine.append(time_parse(loaded, source, output, beam, device, repeats=repeats))
+                mine.append(time_parse(loaded, source, output, beam, device, f"beam{tag}", repeats))
                 ratios[name] = mine[-1].seconds / mine[0].seconds
                 if args.compare_graphs:
                     mine.append(
-                        compare_eager(loaded, source, output, beam, device, same_output, repeats)
+                        compare_eager(
+                            loaded, source, output, beam, device, same_output, repeats, tag
+                        )
                     )
             runs += mine
             print(format_table(mine, ratios).split("\n", 1)[1], flush=True)
