@@ -67,7 +67,7 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # rest; the graph's caller decodes (searches) the sentences with an abandoned configuration
 # again eagerly, so the trees are the eager loop's.  A converged Hungarian-Szeged model's
 # greedy parses of the test set abandon 24.5% of the sentences by default and 6.0% with the
-# tensor rule, at about eight times the operators per step (`python -m
+# tensor rule, at about 7.5 times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
 # --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
 # GPU is not measured yet, so the default stays "abandon".
@@ -264,7 +264,7 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held): fewer
-        sentences decoded twice, about eight times the operators per step."""
+        sentences decoded twice, about 7.5 times the operators per step."""
         super().__init__(labels, root_label=root_label)
         if dead_end_rule not in DEAD_END_RULES:
             raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
@@ -346,8 +346,8 @@ class TwoRegisters(TransitionSystem):
         if index.numel() == 0:
             return legal, roots
         refresh_bookkeeping(state, index, words_view(state, index))
-        # On the host: on the CPU the tensor form costs about 10 ms a call for 1-64 rows
-        # (thousands of small operators), the host 0.2-2.6 ms, and such rows are rare.
+        # On the host: on the CPU the tensor form costs 10-17 ms a call for 1-64 rows
+        # (thousands of small operators), the host 0.2-4.3 ms, and such rows are rare.
         rows = index.tolist()
         mirrored = state.configs if isinstance(state, TwoRegistersState) else []
         if mirrored:

@@ -23,10 +23,10 @@ both registers held are not decided here (their exact rule is a search with no b
 tensor form yet): a row with a legal move into that phase is *undecided*, and the caller
 decides it on the host or abandons it (:mod:`~neuralparse.systems.two_registers.mask`).
 
-Cost: a few thousand small operators per call whatever the batch (4,291 per greedy step in
+Cost: a few thousand small operators per call whatever the batch (3,838 per greedy step in
 ``python -m benchmarks.step_operators --two-registers-graphs``, against 509 for the variant
-that abandons every slow row), O(n) work per row.  On the CPU that is about 10 ms a call, more
-than the host's 0.2-2.6 ms for the few slow rows of a step, so the eager loop keeps the host;
+that abandons every slow row), O(n) work per row.  On the CPU that is 10-17 ms a call, more
+than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
 the CUDA-graph variant uses it with ``TwoRegisters(graph_rule="tensor")``.  Tests compare
 every decided row with :func:`~neuralparse.systems.two_registers.exit.exit_legal`, on the
 reachable configurations of short sentences, on random walks and on arbitrary
@@ -161,36 +161,53 @@ def table4(w: Words) -> Tensor:
     s1 = highest(w.on_stack)
     s2 = highest(w.on_stack & (index < s1[:, None]))
     b1, r1, r2 = w.front, w.r1, w.r2
+    # The head and tree root of each operand, read in one gather each.
+    operands = {"s1": s1, "b1": b1, "r1": r1, "r2": r2}
+    width = w.head.shape[1]
+    where = torch.stack(list(operands.values()), 1).clamp(-1, width - 1) % width
+    heads, roots = w.head.gather(1, where).unbind(1), w.root.gather(1, where).unbind(1)
+    head_of, root_of = (
+        dict(zip(operands, heads, strict=True)),
+        dict(zip(operands, roots, strict=True)),
+    )
+
+    def attach(h: str, m: str) -> Tensor:
+        """:func:`can_attach` of two operands."""
+        ok = (operands[h] >= 0) & (operands[m] >= 1) & (head_of[m] < 0)
+        ok &= (operands[h] != 0) | w.root_free
+        return ok & (root_of[h] != operands[m])
+
     has_b1 = b1 <= w.n
     no_register_between = ~between(r1, s1, b1) & ~between(r2, s1, b1)
-    left = has_b1 & can_attach(w, b1, s1) & no_register_between
-    right = has_b1 & can_attach(w, s1, b1) & no_register_between
-    reduce = (s1 >= 0) & (w.at(w.head, s1) >= 0)
+    left = has_b1 & attach("b1", "s1") & no_register_between
+    right = has_b1 & attach("s1", "b1") & no_register_between
+    reduce = (s1 >= 0) & (head_of["s1"] >= 0)
     store = has_b1 & ((r1 < 0) | (r2 < 0)) & (b1 > w.last)
-    store_left = store & (r1 >= 0) & can_attach(w, b1, r1)
-    store_right = store & (r1 >= 0) & can_attach(w, r1, b1)
+    store_left = store & (r1 >= 0) & attach("b1", "r1")
+    store_right = store & (r1 >= 0) & attach("r1", "b1")
     clear = (r1 >= 0) & ((r2 >= 0) | ~has_b1) & ((s2 < 0) | (s2 < r1)) & ~between(s1, r1, r2)
-    clear &= ~w.covered1 | (w.at(w.head, r1) >= 0)
-    clear &= (r2 < 0) | ~w.covered2 | (w.at(w.head, r2) >= 0)
+    clear &= ~w.covered1 | (head_of["r1"] >= 0)
+    clear &= (r2 < 0) | ~w.covered2 | (head_of["r2"] >= 0)
     columns = [left, right, has_b1, reduce, store, store_left, store_right, clear]
     # Register-Stack(k, to-register / to-stack) with repairs 1 and 2.
     r_right = torch.where(r2 >= 0, r2, r1)
-    s1_head = w.at(w.head, s1)
+    s1_head = head_of["s1"]
     inside = (r1 >= 0) & (r2 >= 0) & (r1 < s1) & (s1 < r2)
     close_is_r1 = (r1 >= 0) & (s1 < r1)
-    r_close, r_far = torch.where(close_is_r1, r1, r2), torch.where(close_is_r1, r2, r1)
+    r_close = torch.where(close_is_r1, r1, r2)
+    far_head = torch.where(close_is_r1, head_of["r2"], head_of["r1"])  # R_far's head
+    r_far = torch.where(close_is_r1, r2, r1)
     dependents = w.head == s1[:, None]
     leftmost, rightmost = lowest(dependents), highest(dependents)
+    shared = (s1 >= 0) & ((s2 < 0) | (r_right < 0) | (s2 < r_right))
     for k, rk in ((1, r1), (2, r2)):
-        base = (s1 >= 0) & (rk >= 0)
-        base &= (s1 > w.last) | ((k == 1) & ~w.covered1)
-        base &= (s2 < 0) | (r_right < 0) | (s2 < r_right)
+        base = shared & (rk >= 0) & ((s1 > w.last) | ((k == 1) & ~w.covered1))
         far_child = (s1_head >= 0) & (between(s1_head, rk, s1) | between(s1_head, s1, rk))
-        to_register = base & can_attach(w, s1, rk) & ~far_child
+        to_register = base & attach("s1", f"r{k}") & ~far_child
         to_register &= inside | (r_close < 0) | (s1_head != r_close)
-        far_attached = torch.where(rk < s1, leftmost < rk, (rightmost >= 0) & (rightmost > rk))
-        to_stack = base & can_attach(w, rk, s1) & ~far_attached
-        to_stack &= inside | (r_far < 0) | (w.at(w.head, r_far) != s1)
+        far_attached = torch.where(rk < s1, leftmost < rk, rightmost > rk)
+        to_stack = base & attach(f"r{k}", "s1") & ~far_attached
+        to_stack &= inside | (r_far < 0) | (far_head != s1)
         columns += [to_register, to_stack]
     return torch.stack(columns, 1)
 
