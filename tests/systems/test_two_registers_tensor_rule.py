@@ -9,8 +9,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import pytest
 import torch
 
+from neuralparse.io import read_conllu
 from neuralparse.systems import random_actions
 from neuralparse.systems.two_registers import empty_buffer, tensor_rule
 from neuralparse.systems.two_registers import exit as exit_module
@@ -22,9 +24,13 @@ from neuralparse.systems.two_registers.configuration import (
     table4_legal,
 )
 from neuralparse.systems.two_registers.exit import exit_legal, exit_move, phase
+from neuralparse.systems.two_registers.oracle import oracle
 from neuralparse.systems.two_registers.registers_empty import gamma_closed_form, i0
 from neuralparse.systems.two_registers.system import TwoRegisters, root_arc_move
 from neuralparse.systems.two_registers.tensor_rule import Words, exit_rule, table4, tree_roots
+from neuralparse.trees.core import is_projective
+from neuralparse.trees.crossing import is_k_crossing_interval
+from tests.conftest import shared_treebanks
 from tests.systems.test_two_registers import reachable
 
 
@@ -240,3 +246,36 @@ def test_the_graph_variant_decides_the_engines_rows_as_the_host_does() -> None:
                     apply_move(c, Move(system.transition_id(system.decode(action)[0])))
             system.apply(state, actions)
     assert kept > 4 * abandoned > 0, (kept, abandoned)
+
+
+@pytest.mark.treebank
+@pytest.mark.parametrize("treebank", [p.name for p in shared_treebanks()] or ["absent"])
+def test_configurations_of_treebank_derivations(treebank: str, ud_root) -> None:
+    """Every configuration on the oracle's derivations (under the exit rule) of the first
+    60 training trees with crossing arcs in the class: the tensor rule decides as the
+    reference wherever it decides."""
+    path = ud_root / treebank / "train.conllu"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    sentences = read_conllu(path)
+    configs: list[Configuration] = []
+    trees = 0
+    for sentence in sentences:
+        heads = list(sentence.heads)
+        if trees == 60 or len(heads) > 40:
+            continue
+        if is_projective(heads) or not is_k_crossing_interval(heads, 2):
+            continue
+        moves = oracle(heads, legal=exit_legal)
+        if moves is None:
+            continue
+        trees += 1
+        c = Configuration.initial(len(heads))
+        for move in moves:
+            configs.append(c.copy())
+            apply_move(c, move)
+    if not configs:
+        pytest.skip("no crossing tree in the class")
+    phases: Counter[str] = Counter()
+    decided = sum(check(configs[i : i + 512], phases) for i in range(0, len(configs), 512))
+    assert decided >= len(configs) // 2
