@@ -141,7 +141,7 @@ def _precision(ctx: Context) -> list[str]:
 def _graph_rules_hu(ctx: Context) -> list[str]:
     """Two-registers' graphs on Hungarian-Szeged test (registers are frequent there) with
     either ``graph_rule``: abandon the register phases to the eager loop, or decide them in
-    tensors (about 7.5 times the operators per step)."""
+    tensors (about eight times the operators per step)."""
     model = str(ctx.model("hu_two_registers"))
     limit = ["--limit", "40"] if ctx.rehearse else []
     common = ["--device", ctx.device, "--threads", "2", "--beam", "8", "--compare-graphs"]

@@ -2,7 +2,8 @@
 arc-eager stack and buffer plus two registers, deriving the 2-Crossing-Interval trees.
 
 Modules, imports flowing one way (``configuration`` <- ``registers_empty`` <-
-``empty_buffer`` <- ``exit``; ``configuration`` <- ``tensor_rule`` <- ``mask``;
+``empty_buffer`` <- ``exit``; ``tensor_forms`` <- ``tensor_rule``; ``tensor_forms`` <-
+``mask``;
 ``configuration`` <- ``mask``/``exit``/``oracle`` <- ``system``):
 
 * :mod:`~neuralparse.systems.two_registers.configuration`: the plain-Python reference on one
@@ -12,7 +13,9 @@ Modules, imports flowing one way (``configuration`` <- ``registers_empty`` <-
 * :mod:`~neuralparse.systems.two_registers.mask`: the closed-form legal mask in tensors on
   the engine's fast rows (registers empty, fresh buffer front) and its book-keeping;
 * :mod:`~neuralparse.systems.two_registers.tensor_rule`: the exit rule as tensor
-  operations on per-word rows, in every phase but an empty buffer with both registers held
+  operations on per-word rows (Table 2, Table 4, the dispatch by phase), with the closed
+  forms in :mod:`~neuralparse.systems.two_registers.tensor_forms`, in every phase (an empty
+  buffer with both registers held only where both already hang from the root and R2 < n)
   (the CUDA-graph variant's, with ``graph_rule="tensor"``);
 * :mod:`~neuralparse.systems.two_registers.exit`: the exit dead-end rule (one exit plan,
   decided by closed forms; :func:`exit_legal`, the engine's default), with the closed forms

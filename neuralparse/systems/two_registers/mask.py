@@ -60,7 +60,7 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.state import State
-from neuralparse.systems.two_registers.tensor_rule import INF, Words, lowest, tree_roots
+from neuralparse.systems.two_registers.tensor_forms import INF, Words, lowest, tree_roots
 
 HEAD, CONNECTED, ON_STACK = 0, 1, 2
 """Rows of the per-word table ``state.tables["words"]``: each word's head (-1: none), whether
@@ -234,7 +234,7 @@ def stack_lists(state: State, rows: list[int]) -> list[list[int]]:
 
 def words_view(state: State, rows: Tensor | None = None) -> Words:
     """The configurations of ``rows`` (every row when None) as
-    :class:`~neuralparse.systems.two_registers.tensor_rule.Words`, tree roots computed from
+    :class:`~neuralparse.systems.two_registers.tensor_forms.Words`, tree roots computed from
     the head table."""
     s = state.scalars
     words = state.tables["words"] if rows is None else state.tables["words"][rows]

@@ -56,9 +56,10 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # Host reads (why TwoRegisters is not `graph_safe`).  Host-free: `initial` given `n_max`,
 # `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
 # `update_bookkeeping`, `mark_stack`), the fast rows' closed-form mask (`fast_rows`,
-# `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase but an
-# empty buffer with both registers held, whose exact rule is a search over adopters and
-# register choices with no bounded tensor form yet).  Not: every step, `transition_legal`
+# `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase, but an
+# empty buffer with both registers held only where both registers already hang from the
+# root and R2 < n; the exact rule there is a search over adopters and register choices
+# with no bounded tensor form yet).  Not: every step, `transition_legal`
 # reads which rows are slow (`torch.nonzero`) and decides those on configurations rebuilt on
 # the host (on the CPU the host is the cheaper of the two there), and `apply_transitions`
 # checks on the host that each action has its operands.  Greedy decoding and beam search are
@@ -66,8 +67,8 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # `graph_rule="tensor"` also the slow rows that the tensor rule decides, and abandons the
 # rest; the graph's caller decodes (searches) the sentences with an abandoned configuration
 # again eagerly, so the trees are the eager loop's.  A converged Hungarian-Szeged model's
-# greedy parses of the test set abandon 24.5% of the sentences by default and 6.0% with the
-# tensor rule, at about 7.5 times the operators per step (`python -m
+# greedy parses of the test set abandon 24.5% of the sentences by default and 2.5% with the
+# tensor rule, at about eight times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
 # --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
 # GPU is not measured yet, so the default stays "abandon".
@@ -264,7 +265,7 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held): fewer
-        sentences decoded twice, about 7.5 times the operators per step."""
+        sentences decoded twice, about eight times the operators per step."""
         super().__init__(labels, root_label=root_label)
         if dead_end_rule not in DEAD_END_RULES:
             raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")

@@ -5,25 +5,28 @@ masked reductions over the words (Pitler & McDonald 2015, Tables 2 and 4; the cl
 :mod:`~neuralparse.systems.two_registers.empty_buffer`;
 docs/dev/two-registers-completability.md).
 
-A configuration is held as per-word rows (:class:`Words`): stack membership, head and tree
-root of every word, and the scalars of Table 2.  Because the stack is increasing bottom to top
-(Shift and Right-Arc push β1, Clear pushes ψ above σ2), membership alone is the stack: σ1 is
-the highest member, σ2 the highest below it, and "the stack words left of R1" a mask.  So
-every closed form below is a fixed number of elementwise operations and min / max reductions
-over the words, with no host read and no loop over the configuration.
+Configurations are held as per-word rows
+(:class:`~neuralparse.systems.two_registers.tensor_forms.Words`: stack membership, head and
+tree root of every word, the scalars of Table 2), on which Table 2, Table 4 and every closed
+form (:mod:`~neuralparse.systems.two_registers.tensor_forms`) are a fixed number of
+elementwise operations and min / max reductions, with no host read and no loop over the
+configuration.
 
 :func:`exit_rule` applies each of the twelve moves to a copy of every row
 (:func:`successors`: at most one arc, at most three words pushed, one popped), decides
 Table 4 with repairs 1-5 (:func:`table4`), and decides the exit rule on each successor by
-its phase (:func:`exit_finishes`): terminal, registers empty (a fresh β1: (I0); β1 put back
-by Clear: :func:`gamma_closed_form`), phase A, phase B (with the anchor on the stack, after
-E's next moves, at most :data:`ANCHORED_MOVES`), and an empty buffer with R1 alone (exact
-completability, :func:`r1_empty_buffer_closed_form`).  Successors with an empty buffer and
-both registers held are not decided here (their exact rule is a search with no bounded
-tensor form yet): a row with a legal move into that phase is *undecided*, and the caller
-decides it on the host or abandons it (:mod:`~neuralparse.systems.two_registers.mask`).
+its phase (:func:`exit_finishes`, with the closed forms of
+:mod:`~neuralparse.systems.two_registers.tensor_forms`): terminal, registers empty (a fresh
+β1: (I0); β1 put back by Clear: ``gamma_closed_form``), phase A, phase B (with the anchor on
+the stack, after E's next moves, at most :data:`ANCHORED_MOVES`), and an empty buffer with R1
+alone (exact completability, ``r1_empty_buffer_closed_form``).  With an empty buffer and both
+registers held the exact rule is a search over adopters and register choices with no bounded
+tensor form yet; only the case where both registers already hang from the root and R2 < n is
+decided here (``both_registers_clear_ends``).  A row with a legal move into another such
+configuration is *undecided*, and the caller decides it on the host or abandons it
+(:mod:`~neuralparse.systems.two_registers.mask`).
 
-Cost: a few thousand small operators per call whatever the batch (3,838 per greedy step in
+Cost: a few thousand small operators per call whatever the batch (3,976 per greedy step in
 ``python -m benchmarks.step_operators --two-registers-graphs``, against 509 for the variant
 that abandons every slow row), O(n) work per row.  On the CPU that is 10-17 ms a call, more
 than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
@@ -35,123 +38,30 @@ configurations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import replace
 
 import torch
 from torch import Tensor
 
 from neuralparse.systems.two_registers.configuration import Move
+from neuralparse.systems.two_registers.tensor_forms import (
+    Words,
+    anchor_on_stack,
+    between,
+    both_registers_clear_ends,
+    gamma_closed_form,
+    highest,
+    i0,
+    lowest,
+    phase_a_closed_form,
+    phase_b_closed_form,
+    r1_empty_buffer_closed_form,
+)
 
-INF = 1 << 30
-""":func:`lowest` of an empty set (and the mask's minH / minC when there is no such word):
-above every word index and step count, and small enough that sums and differences of a few
-of them stay far inside int64."""
 N_MOVES = len(Move)
 
 
-@dataclass
-class Words:
-    """Configurations as rows of per-word tensors ``[R, W]`` (word ``v`` in column ``v``; the
-    last column is a spare that no word uses: head -1, not on the stack, its own root) and
-    scalars ``[R]`` (a null register or stack position is -1)."""
-
-    n: Tensor
-    on_stack: Tensor
-    head: Tensor
-    root: Tensor
-    """The root of each word's partial tree (the word itself while it is headless)."""
-    front: Tensor
-    """β1; ``n + 1`` once the buffer is empty."""
-    r1: Tensor
-    r2: Tensor
-    covered1: Tensor
-    covered2: Tensor
-    last: Tensor
-    root_free: Tensor
-    """0 has no dependent yet."""
-    unattached: Tensor
-
-    @property
-    def index(self) -> Tensor:
-        return torch.arange(self.head.shape[1], device=self.head.device)
-
-    def at(self, table: Tensor, v: Tensor) -> Tensor:
-        """``table[r, v[r]]``; a null ``v`` (-1), or one past the words (β1 of an empty
-        buffer), reads the spare column."""
-        width = table.shape[1]
-        return table.gather(1, (v.clamp(-1, width - 1) % width)[:, None])[:, 0]
-
-    def repeat(self, times: int) -> Words:
-        """Every row ``times`` times in a row (row ``r * times + k``)."""
-        return Words(
-            **{f.name: getattr(self, f.name).repeat_interleave(times, 0) for f in fields(self)}
-        )
-
-    def where(self, rows: Tensor, other: Words) -> Words:
-        """``other``'s rows where ``rows [R]`` holds, this one's elsewhere."""
-        picked = {}
-        for f in fields(self):
-            mine, theirs = getattr(self, f.name), getattr(other, f.name)
-            picked[f.name] = torch.where(rows if mine.dim() == 1 else rows[:, None], theirs, mine)
-        return Words(**picked)
-
-    def connected(self, v: Tensor) -> Tensor:
-        """An arc from ``v`` would hang a tree from the root: ``v`` is in the root's tree, or
-        is the root while it has no dependent (false for a null ``v``)."""
-        return (v >= 0) & (self.at(self.root, v) == 0) & ((v != 0) | self.root_free)
-
-    def headless(self, v: Tensor) -> Tensor:
-        """``v`` is a word other than 0 without a head (false for a null ``v``)."""
-        return (v >= 1) & (self.at(self.head, v) < 0)
-
-
-def tree_roots(head: Tensor) -> Tensor:
-    """The tree root of every word of ``head [R, W]`` (-1: none) by pointer doubling: a fixed
-    ``ceil(log2 W) + 1`` gathers, whatever the trees."""
-    index = torch.arange(head.shape[1], device=head.device).expand_as(head)
-    root = torch.where(head >= 0, head, index)
-    for _ in range(max(1, (head.shape[1] - 1).bit_length())):
-        root = root.gather(1, root)
-    return root
-
-
-def extreme_dependents(head: Tensor) -> tuple[Tensor, Tensor]:
-    """The leftmost and rightmost dependent of every word (INF / -1 when none; repair 2)."""
-    spare = head.shape[1] - 1
-    target = torch.where(head >= 0, head, spare)
-    index = torch.arange(head.shape[1], device=head.device).expand_as(head)
-    leftmost = torch.full_like(head, INF).scatter_reduce(1, target, index, "amin")
-    rightmost = torch.full_like(head, -1).scatter_reduce(1, target, index, "amax")
-    leftmost[:, spare], rightmost[:, spare] = INF, -1
-    return leftmost, rightmost
-
-
-def lowest(mask: Tensor) -> Tensor:
-    """The lowest word of each row's ``mask`` (INF when none)."""
-    index = torch.arange(mask.shape[1], device=mask.device)
-    return torch.where(mask, index, INF).min(1).values
-
-
-def highest(mask: Tensor) -> Tensor:
-    """The highest word of each row's ``mask`` (-1 when none)."""
-    index = torch.arange(mask.shape[1], device=mask.device)
-    return torch.where(mask, index, -1).max(1).values
-
-
-def between(x: Tensor, lo: Tensor, hi: Tensor) -> Tensor:
-    """``x ∈ (lo, hi)``, false when one of them is null."""
-    return (x >= 0) & (lo >= 0) & (hi >= 0) & (lo < x) & (x < hi)
-
-
 # --- Table 4 -------------------------------------------------------------------------------
-
-
-def can_attach(w: Words, h: Tensor, m: Tensor) -> Tensor:
-    """§4: ``m`` is not the root and has no head, ``h`` is not its descendant, and the root
-    takes a single dependent."""
-    ok = (h >= 0) & (m >= 1) & (w.at(w.head, m) < 0)
-    ok &= (h != 0) | w.root_free
-    return ok & (w.at(w.root, h) != m)
 
 
 def table4(w: Words) -> Tensor:
@@ -290,183 +200,6 @@ def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     return after, head
 
 
-# --- the closed forms, by phase ------------------------------------------------------------
-
-
-def lowest_decides(w: Words, words: Tensor) -> tuple[Tensor, Tensor]:
-    """``minC < minH`` over the words of mask ``words`` (0 left out): ``(decided, value)``,
-    the value of the lowest word of H ∪ C (connected: true; headless: false)."""
-    index = w.index
-    headless = w.head < 0
-    candidates = words & (index >= 1) & (headless | (w.root == 0))
-    v = lowest(candidates)
-    decided = v < INF
-    return decided, decided & (w.at(w.head, torch.where(decided, v, -1)) >= 0)
-
-
-def i0(w: Words) -> Tensor:
-    """(I0): root free ∨ minC < minH over the stack."""
-    return w.root_free | lowest_decides(w, w.on_stack)[1]
-
-
-def gamma_closed_form(w: Words) -> Tensor:
-    """:func:`~neuralparse.systems.two_registers.registers_empty.gamma_closed_form`."""
-    b = w.front
-    b_headed = w.at(w.head, b) >= 0
-    b_connected = b_headed & (w.at(w.root, b) == 0)
-    # The run of headless words on top of the stack goes to β1; below it all must be headed.
-    index = w.index
-    headless = (w.head < 0) & (index >= 1)
-    floor = highest(w.on_stack & ~headless)
-    all_headed_below = ~(w.on_stack & headless & (index <= floor[:, None])).any(1)
-    general = i0(w) | (b_connected & all_headed_below)
-    return torch.where((b == w.n) & b_headed, b_connected, general)
-
-
-def phase_a_closed_form(w: Words) -> Tensor:
-    """:func:`~neuralparse.systems.two_registers.exit.phase_a_closed_form`."""
-    r1 = w.r1
-    decided, value = lowest_decides(w, w.on_stack & (w.index < r1[:, None]))
-    r1_connected = (r1 != 0) & (w.at(w.head, r1) >= 0) & (w.at(w.root, r1) == 0)
-    return w.root_free | torch.where(decided, value, r1_connected)
-
-
-def anchor_on_stack(w: Words) -> Tensor:
-    """:func:`~neuralparse.systems.two_registers.exit.anchor_on_stack` (both registers held)."""
-    top = highest(w.on_stack)
-    second = highest(w.on_stack & (w.index < top[:, None]))
-    return (top == w.front - 1) & (top > w.r2) & (top > w.r1) & (second <= w.r1)
-
-
-def phase_b_closed_form(w: Words) -> Tensor:
-    """:func:`~neuralparse.systems.two_registers.exit.phase_b_closed_form`, its four stages
-    on every row at once: the events of stage 2 (at most four) are sorted and replayed in a
-    fixed number of steps."""
-    index = w.index
-    r1, r2, head, root = w.r1, w.r2, w.head, w.root
-    rf = w.root_free
-    root1, root2 = w.at(root, r1), w.at(root, r2)
-    connected1 = ((root1 == 0) & (r1 != 0)) | ((r1 == 0) & rf)
-    connected2 = root2 == 0
-    headless1 = (r1 != 0) & (w.at(head, r1) < 0)
-    headless2 = w.at(head, r2) < 0
-    covered2 = w.covered2
-
-    def may_adopt(word: Tensor, r: Tensor) -> Tensor:
-        """Repair 2 for ``word [R]`` or every word (``word [R, W]``) adopting register ``r``."""
-        g = head.gather(1, word) if word.dim() == 2 else w.at(head, word)
-        r = r[:, None] if word.dim() == 2 else r
-        return ~((g >= 0) & (((r < g) & (g < word)) | ((word < g) & (g < r))))
-
-    # 1. The lowest word right of R2 adopts the headless registers when it is connected.
-    u0 = lowest(w.on_stack & (index > r2[:, None]))
-    u0 = torch.where(u0 < INF, u0, -1)
-    adopts = (u0 >= 0) & (w.at(head, u0) != r2) & (w.at(root, u0) == 0)
-    adopt1 = adopts & headless1 & may_adopt(u0, r1)
-    adopt2 = adopts & headless2 & may_adopt(u0, r2)
-    headless1, connected1, covered2 = headless1 & ~adopt1, connected1 | adopt1, covered2 | adopt1
-    headless2, connected2 = headless2 & ~adopt2, connected2 | adopt2
-    # 2. Events among the words between the registers, replayed top down.
-    middle = w.on_stack & (index > r1[:, None]) & (index < r2[:, None])
-    every = index.expand_as(head)
-    adopter = middle & (head >= 0) & (root == 0)
-    events = []  # (word, kind): kind 1 / 2 adopts that register, 0 a tree root's turn
-    for kind, r, headless in ((1, r1, headless1), (2, r2, headless2)):
-        top = highest(adopter & may_adopt(every, r))
-        events.append((torch.where(headless, top, -1), kind))
-    for m in (root1, torch.where(root2 == root1, -1, root2)):
-        turn = (r1 < m) & (m < r2) & (w.at(head, m) < 0)
-        events.append((torch.where(turn, m, -1), 0))
-    words = torch.stack([m for m, _ in events], 1)
-    kinds = torch.tensor([kind for _, kind in events], device=words.device).expand_as(words)
-    order = torch.argsort(words * 3 + kinds, 1, descending=True)
-    words, kinds = words.gather(1, order), kinds.gather(1, order)
-    root_used = torch.zeros_like(rf)
-    failed = torch.zeros_like(rf)
-    for e in range(words.shape[1]):
-        m, kind = words[:, e], kinds[:, e]
-        live = (m >= 0) & ~failed
-        headless1 = headless1 & ~(live & (kind == 1))
-        connected1 = connected1 | (live & (kind == 1))
-        headless2 = headless2 & ~(live & (kind == 2))
-        connected2 = connected2 | (live & (kind == 2))
-        turn = live & (kind == 0)
-        usable1 = (root1 != m) & ((r1 != 0) | (rf & ~root_used))
-        usable2 = root2 != m
-        prefer1 = (r1 != 0) & connected1 & ~connected2
-        first, second = (
-            torch.where(prefer1, usable1, usable2),
-            torch.where(prefer1, usable2, usable1),
-        )
-        takes1 = torch.where(prefer1, first, ~first & second)
-        failed |= turn & ~first & ~second
-        go = turn & (first | second)
-        root_used |= go & takes1 & (r1 == 0)
-        new_root = torch.where(takes1, root1, root2)
-        new_connected = torch.where(takes1, connected1, connected2)
-        was1, was2 = go & (root1 == m), go & (root2 == m)
-        root1, connected1 = torch.where(was1, new_root, root1), connected1 | (was1 & new_connected)
-        root2, connected2 = torch.where(was2, new_root, root2), connected2 | (was2 & new_connected)
-    rf = rf & ~root_used
-    connected1 = torch.where(r1 == 0, rf, connected1)
-    # 3. The anchor β1 adopts the headless registers and hangs from a connected one.
-    adopted1, adopted2 = headless1, headless2
-    covered2 = covered2 | adopted1
-    w_connected = (connected1 | connected2) & (~adopted1 | (w.n - w.front >= 1))
-    rf = rf & ~(w_connected & ~connected2 & (r1 == 0))
-    # 4. After Clear: the arc-eager completion over the words below R1 and the uncovered
-    #    registers, the run of headless words on top hanging from the anchor.
-    is_r1, is_r2 = index == r1[:, None], index == r2[:, None]
-    rest = (w.on_stack & (index < r1[:, None])) | (is_r1 & ~w.covered1[:, None])
-    rest |= is_r2 & ~covered2[:, None]
-    adopted = (is_r1 & adopted1[:, None]) | (is_r2 & adopted2[:, None])
-    headless = (index >= 1) & (head < 0) & ~adopted
-    floor = highest(rest & ~headless)
-    scanned = rest & (index >= 1) & (index <= floor[:, None])
-    decisive = (is_r1 & (w_connected | connected1)[:, None]) | (
-        is_r2 & (w_connected | connected2)[:, None]
-    )
-    decisive |= root == 0
-    v = lowest(scanned & (headless | decisive))
-    found = v < INF
-    v_headless = headless.gather(1, torch.where(found, v, 0)[:, None])[:, 0]
-    value = torch.where(found, torch.where(v_headless, rf, True), w_connected | rf)
-    return value & ~failed
-
-
-def r1_empty_buffer_closed_form(w: Words) -> Tensor:
-    """:func:`~neuralparse.systems.two_registers.empty_buffer.r1_empty_buffer_closed_form`:
-    empty buffer, R1 held alone, exact completability."""
-    index, head, root = w.index, w.head, w.root
-    r1, n = w.r1, w.n
-    left = w.on_stack & (index < r1[:, None])
-    right = w.on_stack & (index > r1[:, None])
-    u0 = lowest(right)
-    stuck = (right & (index > u0[:, None]) & (head < 0)).any(1)
-    headless = w.on_stack & (index >= 1) & (head < 0)
-    leftmost, rightmost = extreme_dependents(head)
-    far_from_r1 = torch.where(index > r1[:, None], leftmost < r1[:, None], rightmost > r1[:, None])
-    count = headless.sum(1)
-    # Clear ends the parse: R1 gives every headless stack word its head.
-    g = head
-    adopter = (left | (index == u0[:, None])) & (root == 0) & ((index != 0) | w.root_free[:, None])
-    adopter &= ~((g >= 0) & (between(g, r1[:, None], index) | between(g, index, r1[:, None])))
-    r1_headed = w.at(head, r1) >= 0
-    ends = torch.where(
-        r1 == 0,
-        (count == 0) | ((count == 1) & w.root_free),
-        torch.where(r1_headed, (count == 0) | (w.at(root, r1) == 0), adopter.any(1)),
-    )
-    ends &= ~(headless & far_from_r1).any(1)
-    # Clear returns n (the only word right of R1).
-    only_n = u0 == n  # then n is the only word right of R1
-    n_headed = w.at(head, n) >= 0
-    n_hangs = ~w.at(far_from_r1, n) & w.connected(r1)
-    completion = w.root_free | lowest_decides(w, left | (index == r1[:, None]))[1]
-    returns_n = only_n & torch.where(n_headed, w.at(root, n) == 0, n_hangs | completion)
-    return ~stuck & (ends | returns_n)
-
-
 def exit_move_anchored(w: Words, allowed: Tensor) -> Tensor:
     """E's move in phase B with the anchor on the stack (``_phase_b_move``), ``allowed`` its
     Table 4 row: the anchor adopts the registers Clear would lose headless (covered ones
@@ -524,7 +257,8 @@ anchored after them would be left undecided."""
 def exit_finishes(w: Words) -> tuple[Tensor, Tensor]:
     """``(decided, finishes)``: the exit rule's verdict on each configuration, by its phase
     (:func:`~neuralparse.systems.two_registers.exit.exit_finishes`), where the phase has a
-    closed form here: all but an empty buffer with both registers held.  With the anchor on
+    closed form here: all but an empty buffer with both registers held, and that one when
+    :func:`both_registers_clear_ends` decides it.  With the anchor on
     the stack, E's next moves are applied first (at most :data:`ANCHORED_MOVES`)."""
     failed = torch.zeros_like(w.root_free)
     for _ in range(ANCHORED_MOVES):
@@ -538,14 +272,18 @@ def exit_finishes(w: Words) -> tuple[Tensor, Tensor]:
     buffer_empty = w.front > w.n
     phase_b = (w.r2 >= 0) & ~buffer_empty
     still = phase_b & anchor_on_stack(w) & ~failed
-    decided = failed | ~((buffer_empty & (w.r2 >= 0)) | still)
+    both_known, both_complete = both_registers_clear_ends(w)
+    both = buffer_empty & (w.r2 >= 0)
+    decided = failed | ~((both & ~both_known) | still)
     empty = torch.where(
         buffer_empty,
         w.unattached == 0,
         torch.where(w.front <= w.last, gamma_closed_form(w), i0(w)),
     )
     held = torch.where(w.r2 < 0, phase_a_closed_form(w), phase_b_closed_form(w))
-    held = torch.where(buffer_empty, r1_empty_buffer_closed_form(w), held)
+    held = torch.where(
+        buffer_empty, torch.where(w.r2 < 0, r1_empty_buffer_closed_form(w), both_complete), held
+    )
     return decided, ~failed & torch.where(registers_empty, empty, held)
 
 
