@@ -128,8 +128,9 @@ def test_every_small_reachable_configuration() -> None:
     configs = [c for n in range(1, 6) for c in reachable(n, exit_legal)]
     phases: Counter[str] = Counter()
     decided = sum(check(configs[i : i + 512], phases) for i in range(0, len(configs), 512))
-    # Short sentences spend much of their walk with an empty buffer (a quarter decided here).
-    assert decided >= len(configs) // 5
+    # Short sentences spend much of their walk with an empty buffer and both registers held
+    # (32,407 of the 50,998 decided).
+    assert decided >= len(configs) // 2
     assert len(phases) == 8 and min(phases.values()) >= 50, phases
 
 
