@@ -99,7 +99,8 @@ def extreme_dependents(head: Tensor) -> tuple[Tensor, Tensor]:
     index = torch.arange(head.shape[1], device=head.device).expand_as(head)
     leftmost = torch.full_like(head, INF).scatter_reduce(1, target, index, "amin")
     rightmost = torch.full_like(head, -1).scatter_reduce(1, target, index, "amax")
-    leftmost[:, spare], rightmost[:, spare] = INF, -1
+    leftmost[:, spare].fill_(INF)
+    rightmost[:, spare].fill_(-1)
     return leftmost, rightmost
 
 
