@@ -168,6 +168,14 @@ def untrained_parser(
     return LoadedParser(model, system, vocabs, {"config": {"model": asdict(config)}})
 
 
+def with_graph_rule(loaded: LoadedParser, rule: str) -> LoadedParser:
+    """``loaded`` with its two-registers system rebuilt with ``graph_rule=rule`` (the rest of
+    its options as the checkpoint has them)."""
+    options = {**loaded.checkpoint.get("system_options", {}), "graph_rule": rule}
+    system = get_system(loaded.system.name, loaded.system.labels, **options)
+    return dataclasses.replace(loaded, system=system)
+
+
 def predict_command(
     checkpoint: Path, source: Path, output: Path, threads: int, *options: str
 ) -> list[str]:

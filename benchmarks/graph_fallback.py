@@ -23,14 +23,13 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import ROOT, save_json, shared_split
+from benchmarks.common import ROOT, save_json, shared_split, with_graph_rule
 from neuralparse.io import read_conllu
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.prediction import PredictOptions, batches_by_length, max_word_chars
 from neuralparse.runtime.checkpoint import load_parser
 from neuralparse.search.beam import fixed_length_beam
 from neuralparse.search.graphs import fixed_length_greedy
-from neuralparse.systems import get_system
 from neuralparse.systems.two_registers import GRAPH_RULES
 
 
@@ -41,11 +40,9 @@ def abandoned_share(
     abandons (on the CPU, in prediction's batches), greedy or with a beam of ``beam``; for
     two-registers with ``graph_rule`` (``TwoRegisters(graph_rule=...)``) when given."""
     parser = load_parser(checkpoint)
-    system = parser.system
     if graph_rule is not None:
-        options = {**parser.checkpoint["system_options"], "graph_rule": graph_rule}
-        system = get_system(system.name, system.labels, **options)
-    recorded = system.for_graphs(beam=beam is not None)
+        parser = with_graph_rule(parser, graph_rule)
+    recorded = parser.system.for_graphs(beam=beam is not None)
     if recorded is None:
         search = "greedy" if beam is None else "beam search"
         raise SystemExit(f"{checkpoint}: {parser.system.name} has no {search} graphs")

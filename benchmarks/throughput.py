@@ -71,6 +71,7 @@ from benchmarks.common import (
     shared_split,
     synchronize,
     untrained_parser,
+    with_graph_rule,
 )
 from neuralparse.io import Sentence, read_conllu, write_conllu
 from neuralparse.model.inputs import EncodedCorpus
@@ -84,7 +85,7 @@ from neuralparse.prediction import (
 from neuralparse.runtime.checkpoint import LoadedParser, load_parser
 from neuralparse.runtime.devices import describe_machine
 from neuralparse.search.greedy import greedy_decode_counted
-from neuralparse.systems import SYSTEMS, get_system
+from neuralparse.systems import SYSTEMS
 from neuralparse.systems.two_registers import GRAPH_RULES
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "throughput.json"
@@ -247,13 +248,6 @@ def format_table(runs: Sequence[Run], ratios: dict[str, float]) -> str:
             f"{cold:>7s} {run.peak_memory_mb:8.0f} {ratio:>11s}"
         )
     return "\n".join(lines)
-
-
-def with_graph_rule(loaded: LoadedParser, rule: str) -> LoadedParser:
-    """``loaded`` with its two-registers system rebuilt with ``graph_rule=rule``."""
-    options = {**loaded.checkpoint.get("system_options", {}), "graph_rule": rule}
-    system = get_system(loaded.system.name, loaded.system.labels, **options)
-    return replace(loaded, system=system)
 
 
 def compare_eager(

@@ -72,6 +72,11 @@ class Words:
             picked[f.name] = torch.where(rows if mine.dim() == 1 else rows[:, None], theirs, mine)
         return Words(**picked)
 
+    def stack_top(self) -> tuple[Tensor, Tensor]:
+        """σ1 and σ2 (-1 when none): the highest stack word and the highest below it."""
+        top = highest(self.on_stack)
+        return top, highest(self.on_stack & (self.index < top[:, None]))
+
     def connected(self, v: Tensor) -> Tensor:
         """An arc from ``v`` would hang a tree from the root: ``v`` is in the root's tree, or
         is the root while it has no dependent (false for a null ``v``)."""
@@ -121,6 +126,18 @@ def between(x: Tensor, lo: Tensor, hi: Tensor) -> Tensor:
     return (x >= 0) & (lo >= 0) & (hi >= 0) & (lo < x) & (x < hi)
 
 
+def far_side_if_child(head_of_v: Tensor, v: Tensor, child: Tensor) -> Tensor:
+    """Repair 2: ``v``, whose head is ``head_of_v``, would have ``child`` on the far side of
+    its head (``Configuration.far_side_if_child``)."""
+    return (head_of_v >= 0) & (between(head_of_v, child, v) | between(head_of_v, v, child))
+
+
+def far_side_if_attached(leftmost: Tensor, rightmost: Tensor, v: Tensor, parent: Tensor) -> Tensor:
+    """Repair 2: ``v``, with these extreme dependents (INF / -1 when none), would have a
+    dependent on the far side of ``parent`` (``Configuration.far_side_if_attached``)."""
+    return torch.where(parent < v, leftmost < parent, rightmost > parent)
+
+
 # --- the closed forms, by phase ------------------------------------------------------------
 
 
@@ -164,8 +181,7 @@ def phase_a_closed_form(w: Words) -> Tensor:
 
 def anchor_on_stack(w: Words) -> Tensor:
     """:func:`~neuralparse.systems.two_registers.exit.anchor_on_stack` (both registers held)."""
-    top = highest(w.on_stack)
-    second = highest(w.on_stack & (w.index < top[:, None]))
+    top, second = w.stack_top()
     return (top == w.front - 1) & (top > w.r2) & (top > w.r1) & (second <= w.r1)
 
 
@@ -177,33 +193,25 @@ def phase_b_closed_form(w: Words) -> Tensor:
     r1, r2, head, root = w.r1, w.r2, w.head, w.root
     rf = w.root_free
     root1, root2 = w.at(root, r1), w.at(root, r2)
-    connected1 = ((root1 == 0) & (r1 != 0)) | ((r1 == 0) & rf)
-    connected2 = root2 == 0
-    headless1 = (r1 != 0) & (w.at(head, r1) < 0)
-    headless2 = w.at(head, r2) < 0
+    connected1, connected2 = w.connected(r1), w.connected(r2)
+    headless1, headless2 = w.headless(r1), w.headless(r2)
     covered2 = w.covered2
-
-    def may_adopt(word: Tensor, r: Tensor) -> Tensor:
-        """Repair 2 for ``word [R]`` or every word (``word [R, W]``) adopting register ``r``."""
-        g = head.gather(1, word) if word.dim() == 2 else w.at(head, word)
-        r = r[:, None] if word.dim() == 2 else r
-        return ~((g >= 0) & (((r < g) & (g < word)) | ((word < g) & (g < r))))
 
     # 1. The lowest word right of R2 adopts the headless registers when it is connected.
     u0 = lowest(w.on_stack & (index > r2[:, None]))
     u0 = torch.where(u0 < INF, u0, -1)
     adopts = (u0 >= 0) & (w.at(head, u0) != r2) & (w.at(root, u0) == 0)
-    adopt1 = adopts & headless1 & may_adopt(u0, r1)
-    adopt2 = adopts & headless2 & may_adopt(u0, r2)
+    u0_head = w.at(head, u0)
+    adopt1 = adopts & headless1 & ~far_side_if_child(u0_head, u0, r1)
+    adopt2 = adopts & headless2 & ~far_side_if_child(u0_head, u0, r2)
     headless1, connected1, covered2 = headless1 & ~adopt1, connected1 | adopt1, covered2 | adopt1
     headless2, connected2 = headless2 & ~adopt2, connected2 | adopt2
     # 2. Events among the words between the registers, replayed top down.
     middle = w.on_stack & (index > r1[:, None]) & (index < r2[:, None])
-    every = index.expand_as(head)
     adopter = middle & (head >= 0) & (root == 0)
     events = []  # (word, kind): kind 1 / 2 adopts that register, 0 a tree root's turn
     for kind, r, headless in ((1, r1, headless1), (2, r2, headless2)):
-        top = highest(adopter & may_adopt(every, r))
+        top = highest(adopter & ~far_side_if_child(head, index, r[:, None]))
         events.append((torch.where(headless, top, -1), kind))
     for m in (root1, torch.where(root2 == root1, -1, root2)):
         turn = (r1 < m) & (m < r2) & (w.at(head, m) < 0)
@@ -276,12 +284,11 @@ def r1_empty_buffer_closed_form(w: Words) -> Tensor:
     stuck = (right & (index > u0[:, None]) & (head < 0)).any(1)
     headless = w.on_stack & (index >= 1) & (head < 0)
     leftmost, rightmost = extreme_dependents(head)
-    far_from_r1 = torch.where(index > r1[:, None], leftmost < r1[:, None], rightmost > r1[:, None])
+    far_from_r1 = far_side_if_attached(leftmost, rightmost, index, r1[:, None])
     count = headless.sum(1)
     # Clear ends the parse: R1 gives every headless stack word its head.
-    g = head
     adopter = (left | (index == u0[:, None])) & (root == 0) & ((index != 0) | w.root_free[:, None])
-    adopter &= ~((g >= 0) & (between(g, r1[:, None], index) | between(g, index, r1[:, None])))
+    adopter &= ~far_side_if_child(head, index, r1[:, None])
     r1_headed = w.at(head, r1) >= 0
     ends = torch.where(
         r1 == 0,
@@ -330,7 +337,7 @@ def both_registers_clear_ends(w: Words) -> tuple[Tensor, Tensor]:
         """Rk -> word (Register-Stack(k, to-stack)): type (3), a free root, repair 2 (type
         (1), only R1 at or left of ``last``, is in the choice below)."""
         ok = (far_head != index) & ((rk != 0) | w.root_free[:, None])
-        return ok & ~torch.where(rk < index, leftmost < rk, rightmost > rk)
+        return ok & ~far_side_if_attached(leftmost, rightmost, index, rk)
 
     from_r1, from_r2 = receives(r1), receives(r2)
     # R2's tree hangs from the root, so the root has its dependent: R1 = 0 gives no head
@@ -341,8 +348,7 @@ def both_registers_clear_ends(w: Words) -> tuple[Tensor, Tensor]:
     covered1 = w.covered1 | (headless & takes2 & (index < r1)).any(1)
     blocked = covered1 & (headless & low).any(1)
     ends = ~stuck & ~fails & ~blocked
-    top = highest(w.on_stack)
-    second = highest(w.on_stack & (index < top[:, None]))
+    top, second = w.stack_top()
     n_may_return = (top == w.n) & (second < w.r1)
     applies = (w.r2 != w.n) & (w.at(root, w.r1) == 0) & (w.at(root, w.r2) == 0)
     return applies & (ends | ~n_may_return), ends

@@ -26,7 +26,7 @@ decided here (``both_registers_clear_ends``).  A row with a legal move into anot
 configuration is *undecided*, and the caller decides it on the host or abandons it
 (:mod:`~neuralparse.systems.two_registers.mask`).
 
-Cost: a few thousand small operators per call whatever the batch (3,976 per greedy step in
+Cost: a few thousand small operators per call whatever the batch (4,015 per greedy step in
 ``python -m benchmarks.step_operators --two-registers-graphs``, against 509 for the variant
 that abandons every slow row), O(n) work per row.  On the CPU that is 10-17 ms a call, more
 than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
@@ -49,6 +49,8 @@ from neuralparse.systems.two_registers.tensor_forms import (
     anchor_on_stack,
     between,
     both_registers_clear_ends,
+    far_side_if_attached,
+    far_side_if_child,
     gamma_closed_form,
     highest,
     i0,
@@ -67,9 +69,7 @@ N_MOVES = len(Move)
 def table4(w: Words) -> Tensor:
     """``[R, 12]``: Table 2's applicability and Table 4's preconditions with repairs 1-5
     (:func:`~neuralparse.systems.two_registers.configuration.table4_legal`)."""
-    index = w.index
-    s1 = highest(w.on_stack)
-    s2 = highest(w.on_stack & (index < s1[:, None]))
+    s1, s2 = w.stack_top()
     b1, r1, r2 = w.front, w.r1, w.r2
     # The head and tree root of each operand, read in one gather each.
     operands = {"s1": s1, "b1": b1, "r1": r1, "r2": r2}
@@ -82,7 +82,7 @@ def table4(w: Words) -> Tensor:
     )
 
     def attach(h: str, m: str) -> Tensor:
-        """:func:`can_attach` of two operands."""
+        """§4's arc conditions for two operands (``Configuration.can_attach``)."""
         ok = (operands[h] >= 0) & (operands[m] >= 1) & (head_of[m] < 0)
         ok &= (operands[h] != 0) | w.root_free
         return ok & (root_of[h] != operands[m])
@@ -112,10 +112,10 @@ def table4(w: Words) -> Tensor:
     shared = (s1 >= 0) & ((s2 < 0) | (r_right < 0) | (s2 < r_right))
     for k, rk in ((1, r1), (2, r2)):
         base = shared & (rk >= 0) & ((s1 > w.last) | ((k == 1) & ~w.covered1))
-        far_child = (s1_head >= 0) & (between(s1_head, rk, s1) | between(s1_head, s1, rk))
+        far_child = far_side_if_child(s1_head, s1, rk)
         to_register = base & attach("s1", f"r{k}") & ~far_child
         to_register &= inside | (r_close < 0) | (s1_head != r_close)
-        far_attached = torch.where(rk < s1, leftmost < rk, rightmost > rk)
+        far_attached = far_side_if_attached(leftmost, rightmost, s1, rk)
         to_stack = base & attach(f"r{k}", "s1") & ~far_attached
         to_stack &= inside | (r_far < 0) | (far_head != s1)
         columns += [to_register, to_stack]
@@ -214,7 +214,7 @@ def exit_move_anchored(w: Words, allowed: Tensor) -> Tensor:
         return allowed[:, move]
 
     move = torch.full_like(s1, int(Move.CLEAR))
-    anchors1, anchors2 = (r1 >= 0) & w.connected(r1), (r2 >= 0) & w.connected(r2)
+    anchors1, anchors2 = w.connected(r1), w.connected(r2)
     hand_on = anchors1 | anchors2  # (the buffer is not empty in phase B)
     move = torch.where(hand_on, int(Move.LEFT_ARC), move)
     move = torch.where(
