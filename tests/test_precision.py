@@ -13,7 +13,7 @@ from neuralparse import Parser
 from neuralparse.errors import InputError
 from neuralparse.io import read_conllu
 from neuralparse.prediction import PredictOptions
-from neuralparse.runtime.devices import check_precision, encoding_precision
+from neuralparse.runtime.devices import check_precision, encoding_precision, native_bfloat16
 from neuralparse.trees.core import check_tree
 from tests.parser_fixtures import make_corpus
 from tests.test_predict import predict, train_tiny_checkpoint
@@ -29,6 +29,13 @@ def parser(checkpoint: Path) -> Parser:
     return Parser.load(checkpoint, device="cpu")
 
 
+NATIVE = native_bfloat16(torch.device("cpu"))
+needs_native = pytest.mark.skipif(
+    not NATIVE, reason="this CPU has no bfloat16 arithmetic: precision=bfloat16 encodes in float32"
+)
+
+
+@needs_native
 def test_the_encoder_runs_in_bfloat16_and_the_search_in_float32(parser: Parser) -> None:
     seen: dict[str, torch.dtype] = {}
 
@@ -84,12 +91,19 @@ def test_an_unknown_precision_or_an_unsupported_device_is_refused() -> None:
     check_precision("float32", torch.device("mps"))
 
 
-def test_a_device_without_bfloat16_arithmetic_gets_a_warning(
+def test_a_device_without_bfloat16_arithmetic_encodes_in_float32_and_says_so(
     parser: Parser, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Where bfloat16 would be emulated (slower than float32; a CPU's oneDNN has no bfloat16
+    LSTM there at all), the encoder runs in float32, with a warning."""
     monkeypatch.setattr("neuralparse.prediction.decoding.native_bfloat16", lambda device: False)
-    with pytest.warns(RuntimeWarning, match="no bfloat16 arithmetic.*slower than float32"):
-        parser.parse(["w1 w2"], precision="bfloat16")
+    monkeypatch.setattr("neuralparse.runtime.devices.native_bfloat16", lambda device: False)
+    with encoding_precision(torch.device("cpu"), "bfloat16"):
+        assert not torch.is_autocast_enabled("cpu")
+    expected = [s.to_conllu() for s in parser.parse(["w1 w2", "w3 w4 w5"])]
+    with pytest.warns(RuntimeWarning, match="no bfloat16 arithmetic.*runs in float32 instead"):
+        got = parser.parse(["w1 w2", "w3 w4 w5"], precision="bfloat16")
+    assert [s.to_conllu() for s in got] == expected
 
 
 def test_predict_py_takes_the_precision(checkpoint: Path, tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def decode_chunk(
     if options.precision == "bfloat16" and not native_bfloat16(device):
         warnings.warn(
             f"precision=bfloat16 on {device}, which has no bfloat16 arithmetic (AVX512-BF16 "
-            "or AMX on a CPU, an Ampere or later GPU): it parses slower than float32",
+            "or AMX on a CPU, an Ampere or later GPU): the encoder runs in float32 instead",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -79,9 +79,11 @@ def encoding_precision(device: torch.device, precision: str) -> contextlib.Abstr
     nothing changes for ``float32``; ``bfloat16`` runs torch's matrix products and LSTMs in
     bfloat16 (``torch.autocast``: 8 bits of mantissa instead of 24, float32 accumulation, the
     weights left as they are), which CPUs with AVX512-BF16 or AMX and recent GPUs compute
-    about twice as fast."""
+    about twice as fast.  A device without such arithmetic (:func:`native_bfloat16`) encodes in
+    float32 whatever the precision: there bfloat16 would be emulated, slower than float32, and
+    on a CPU oneDNN has no bfloat16 LSTM at all ("could not create a primitive descriptor")."""
     check_precision(precision, device)
-    if precision == "float32":
+    if precision == "float32" or not native_bfloat16(device):
         return contextlib.nullcontext()
     return torch.autocast(device.type, dtype=torch.bfloat16)
 
