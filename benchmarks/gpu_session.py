@@ -27,9 +27,12 @@ first:
 * ``train_hu_two_registers``, ``train_hu_three_step``, ``train_hu_swap`` and ``graphs_hu``:
   greedy and beam 8 of the three with and without CUDA graphs on English-EWT test
   (``benchmarks.throughput``);
+* ``exit_rule_cost``: one call of two-registers' exit rule on the host, in tensors and
+  compiled (``torch.compile``), on the slow configurations of random walks
+  (``benchmarks.exit_rule_cost``; the first compiled call, which compiles, timed apart);
 * ``graph_rules_hu``: the Hungarian two-registers model's greedy and beam 8 on
-  Hungarian-Szeged test with CUDA graphs, with either ``graph_rule`` (``abandon``, ``tensor``)
-  and without graphs (``benchmarks.throughput --graph-rules``);
+  Hungarian-Szeged test with CUDA graphs, with each ``graph_rule`` (``abandon``, ``tensor``,
+  ``compiled``) and without graphs (``benchmarks.throughput --graph-rules``);
 * ``epoch_cost_ewt_4000``: ``epoch_cost_ewt`` with batches of 4,000 words instead of 1,000
   (on the CPU that recipe kept English-EWT's accuracy with a quarter of the updates);
 * ``ewt_precision``: English-EWT test parsed with the encoder in float32 and in bfloat16
@@ -52,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.common import ROOT, shared_split
+from neuralparse.systems.two_registers import GRAPH_RULES
 
 Command = Callable[["Context"], list[str]]
 
@@ -140,14 +144,21 @@ def _precision(ctx: Context) -> list[str]:
 
 def _graph_rules_hu(ctx: Context) -> list[str]:
     """Two-registers' graphs on Hungarian-Szeged test (registers are frequent there) with
-    either ``graph_rule``: abandon the register phases to the eager loop, or decide them in
-    tensors (about eight times the operators per step)."""
+    each ``graph_rule``: abandon the register phases to the eager loop, or decide them in
+    tensors (about eight times the operators per step), or in the compiled tensor rule."""
     model = str(ctx.model("hu_two_registers"))
     limit = ["--limit", "40"] if ctx.rehearse else []
     common = ["--device", ctx.device, "--threads", "2", "--beam", "8", "--compare-graphs"]
-    rules = ["--graph-rules", "abandon", "tensor", "--input", str(shared_split(*HU_TEST))]
+    rules = ["--graph-rules", *GRAPH_RULES, "--input", str(shared_split(*HU_TEST))]
     out = ["--json-out", str(ctx.json("graph_rules_hu"))]
     return ctx.module("benchmarks.throughput", *common, "--checkpoint", model, *rules, *limit, *out)
+
+
+def _exit_rule_cost(ctx: Context) -> list[str]:
+    """Two-registers' exit rule, host / tensors / compiled, per call (no model needed)."""
+    tiny = ["--sentences", "8", "--rows", "1", "16", "--repeats", "1"] if ctx.rehearse else []
+    out = ["--out", str(ctx.json("exit_rule_cost"))]
+    return ctx.module("benchmarks.exit_rule_cost", "--device", ctx.device, *tiny, *out)
 
 
 def _graphs_hu(ctx: Context) -> list[str]:
@@ -234,7 +245,8 @@ STEPS: tuple[Step, ...] = (
         _graphs_hu,
         ("train_hu_two_registers", "train_hu_three_step", "train_hu_swap"),
     ),
-    Step("graph_rules_hu", 0.8, _graph_rules_hu, ("train_hu_two_registers",)),
+    Step("exit_rule_cost", 2.5, _exit_rule_cost),
+    Step("graph_rules_hu", 3.5, _graph_rules_hu, ("train_hu_two_registers",)),
     Step(
         "epoch_cost_ewt_4000",
         0.8,

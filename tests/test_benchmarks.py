@@ -13,6 +13,7 @@ import torch
 
 from benchmarks import (
     common,
+    exit_rule_cost,
     graph_fallback,
     identical_outputs,
     io_steps,
@@ -122,6 +123,22 @@ def _saved_untrained(name: str, treebank: Path, path: Path) -> LoadedParser:
     )
     save_checkpoint(path, data)
     return parser
+
+
+def test_exit_rule_cost_checks_the_three_ways_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Traced, not compiled to kernels (minutes): the comparisons are what is tested here.
+    monkeypatch.setitem(exit_rule_cost.COMPILE_OPTIONS, "backend", "eager")
+    out = tmp_path / "exit_rule_cost.json"
+    argv = ["--sentences", "8", "--rows", "1", "16", "--repeats", "1", "--calls", "1"]
+    assert exit_rule_cost.main([*argv, "--out", str(out)]) == 0
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert [row["rows"] for row in result["rows"]] == [1, 16]
+    for row in result["rows"]:
+        assert row["compiled_equals_tensor"] and row["tensor_equals_host_where_decided"]
+        assert 0 <= row["decided"] <= row["rows"]
+        assert min(row["host_ms"], row["tensor_ms"], row["compiled_ms"]) > 0
 
 
 def test_graph_fallback_counts_the_abandoned_sentences(

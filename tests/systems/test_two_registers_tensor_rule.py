@@ -17,6 +17,7 @@ from neuralparse.io import read_conllu
 from neuralparse.systems import random_actions
 from neuralparse.systems.two_registers import empty_buffer, tensor_forms, tensor_rule
 from neuralparse.systems.two_registers import exit as exit_module
+from neuralparse.systems.two_registers import system as system_module
 from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
@@ -240,12 +241,33 @@ def test_exit_finishes_matches_the_reference_on_arbitrary_configurations() -> No
     assert len(seen) == 16 and min(seen.values()) >= 5, seen
 
 
-def test_the_graph_variant_decides_the_engines_rows_as_the_host_does() -> None:
-    """Batched random walks on the engine: at every step the ``graph_rule="tensor"`` variant's
-    mask equals the host's on every row it does not abandon, and it abandons exactly the rows
-    with a move into an empty buffer with both registers held."""
+def test_the_rule_compiles_as_one_graph() -> None:
+    """``torch.compile`` traces the whole rule with no graph break (what ``graph_rule=
+    "compiled"`` needs to fuse it), and the traced rule computes the eager masks: an
+    ``IntEnum`` operand in a tensor comparison, which tracing turns into a Python bool,
+    would make them differ."""
+    rng = random.Random(43)
+    configs = [random_configuration(rng) for _ in range(300)]
+    configs += [anchored_configuration(rng) for _ in range(100)]
+    configs += [emptied_configuration(rng) for _ in range(100)]
+    w = words_of(configs)
+    traced = torch.compile(exit_rule, backend="eager", fullgraph=True, dynamic=True)
+    for got, expected in zip(traced(w), exit_rule(w), strict=True):
+        assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("rule", ["tensor", "compiled"])
+def test_the_graph_variant_decides_the_engines_rows_as_the_host_does(
+    rule: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batched random walks on the engine: at every step the ``graph_rule="tensor"`` (or
+    ``"compiled"``) variant's mask equals the host's on every row it does not abandon, and it
+    abandons exactly the rows with a move into an empty buffer with both registers held.
+    (``"compiled"`` is traced here, not compiled to kernels, which would take minutes:
+    ``benchmarks.exit_rule_cost`` compares the kernels' masks.)"""
+    monkeypatch.setitem(system_module.COMPILE_OPTIONS, "backend", "eager")
     system = TwoRegisters()
-    variant = TwoRegisters(graph_rule="tensor").for_graphs()
+    variant = TwoRegisters(graph_rule=rule).for_graphs()
     generator = torch.Generator().manual_seed(5)
     rng = random.Random(5)
     kept = abandoned = 0

@@ -71,13 +71,17 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # tensor rule, at about eight times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
 # --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
-# GPU is not measured yet, so the default stays "abandon".
+# GPU is not measured yet, so the default stays "abandon".  "compiled" is the tensor rule
+# through torch.compile: a handful of fused kernels instead of thousands of operators.
 
 DEAD_END_RULES = ("plans", "exit")
 """Values of ``TwoRegisters(dead_end_rule=...)``."""
-GRAPH_RULES = ("abandon", "tensor")
+GRAPH_RULES = ("abandon", "tensor", "compiled")
 """Values of ``TwoRegisters(graph_rule=...)``: what the :meth:`~TwoRegisters.for_graphs`
 variant does with a configuration off the fast path."""
+COMPILE_OPTIONS: dict[str, object] = {"dynamic": True, "fullgraph": True}
+"""How ``graph_rule="compiled"`` compiles the tensor rule (``torch.compile``): one graph for
+every batch shape, failing rather than breaking into pieces."""
 
 TRANSITION_NAMES = tuple(move.engine_name for move in Move)
 """The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
@@ -265,18 +269,26 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held): fewer
-        sentences decoded twice, about eight times the operators per step."""
+        sentences decoded twice, about eight times the operators per step; ``"compiled"``
+        decides the same through ``torch.compile`` (:data:`COMPILE_OPTIONS`), whose fused
+        kernels replace those thousands of small operators, at the price of compiling on
+        the first batch (about a minute and a half on a CPU)."""
         super().__init__(labels, root_label=root_label)
         if dead_end_rule not in DEAD_END_RULES:
             raise ValueError(f"dead_end_rule: one of {DEAD_END_RULES}, not {dead_end_rule!r}")
         if graph_rule not in GRAPH_RULES:
             raise ValueError(f"graph_rule: one of {GRAPH_RULES}, not {graph_rule!r}")
-        if graph_rule == "tensor" and dead_end_rule != "exit":
+        if graph_rule != "abandon" and dead_end_rule != "exit":
             raise ValueError(
-                "graph_rule='tensor' decides the exit rule: needs dead_end_rule='exit'"
+                f"graph_rule={graph_rule!r} decides the exit rule: needs dead_end_rule='exit'"
             )
         self.dead_end_rule = dead_end_rule
         self.graph_rule = graph_rule
+        self.exit_rule = exit_rule
+        """The tensor rule of ``graph_rule`` "tensor" and "compiled" (compiled lazily, on
+        its first call)."""
+        if graph_rule == "compiled":
+            self.exit_rule = torch.compile(exit_rule, **COMPILE_OPTIONS)
         self.abandons_slow_rows = False
         """Set on the :meth:`for_graphs` variant: slow rows are abandoned, not decided."""
         if dead_end_rule == "exit":
@@ -331,12 +343,12 @@ class TwoRegisters(TransitionSystem):
         roots = roots & fast[:, None]
         if self.abandons_slow_rows:  # no host read
             abandon = slow
-            if self.graph_rule == "tensor":
+            if self.graph_rule != "abandon":
                 view = words_view(state)
                 # Exact on every row it touches, so fast rows may be refreshed too.
                 every = torch.arange(state.batch_size, device=state.device)
                 refresh_bookkeeping(state, every, view)
-                rule_legal, rule_roots, decided = exit_rule(view)
+                rule_legal, rule_roots, decided = self.exit_rule(view)
                 use = (slow & decided)[:, None]
                 legal = torch.where(use, rule_legal, legal)
                 roots = torch.where(use, rule_roots, roots)

@@ -104,8 +104,8 @@ def extreme_dependents(head: Tensor) -> tuple[Tensor, Tensor]:
     index = torch.arange(head.shape[1], device=head.device).expand_as(head)
     leftmost = torch.full_like(head, INF).scatter_reduce(1, target, index, "amin")
     rightmost = torch.full_like(head, -1).scatter_reduce(1, target, index, "amax")
-    leftmost[:, spare].fill_(INF)
-    rightmost[:, spare].fill_(-1)
+    leftmost[:, -1].fill_(INF)
+    rightmost[:, -1].fill_(-1)
     return leftmost, rightmost
 
 

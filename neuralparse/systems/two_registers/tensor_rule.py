@@ -30,7 +30,10 @@ Cost: a few thousand small operators per call whatever the batch (4,015 per gree
 ``python -m benchmarks.step_operators --two-registers-graphs``, against 509 for the variant
 that abandons every slow row), O(n) work per row.  On the CPU that is 10-17 ms a call, more
 than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
-the CUDA-graph variant uses it with ``TwoRegisters(graph_rule="tensor")``.  Tests compare
+the CUDA-graph variant uses it with ``TwoRegisters(graph_rule="tensor")``, or compiled by
+``torch.compile`` into a few fused kernels with ``graph_rule="compiled"``.  For that it stays
+one traceable graph: moves are compared as ``int`` (tracing turns a comparison of a tensor with
+an ``IntEnum`` member into a Python bool) and no index depends on the width.  Tests compare
 every decided row with :func:`~neuralparse.systems.two_registers.exit.exit_legal`, on the
 reachable configurations of short sentences, on random walks and on arbitrary
 configurations.
@@ -141,19 +144,19 @@ def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     index = w.index
     front, r1, r2 = w.front, w.r1, w.r2
     none = torch.full_like(front, -1)
-    store = (t >= Move.STORE_NO_ARC) & (t <= Move.STORE_RIGHT)
-    rs1 = (t == Move.REGISTER_STACK_1_TO_REGISTER) | (t == Move.REGISTER_STACK_1_TO_STACK)
-    rs2 = (t == Move.REGISTER_STACK_2_TO_REGISTER) | (t == Move.REGISTER_STACK_2_TO_STACK)
-    to_register = (t == Move.REGISTER_STACK_1_TO_REGISTER) | (
-        t == Move.REGISTER_STACK_2_TO_REGISTER
+    store = (t >= int(Move.STORE_NO_ARC)) & (t <= int(Move.STORE_RIGHT))
+    rs1 = (t == int(Move.REGISTER_STACK_1_TO_REGISTER)) | (t == int(Move.REGISTER_STACK_1_TO_STACK))
+    rs2 = (t == int(Move.REGISTER_STACK_2_TO_REGISTER)) | (t == int(Move.REGISTER_STACK_2_TO_STACK))
+    to_register = (t == int(Move.REGISTER_STACK_1_TO_REGISTER)) | (
+        t == int(Move.REGISTER_STACK_2_TO_REGISTER)
     )
     rs, rk = rs1 | rs2, torch.where(rs1, r1, r2)
     # The arc (dependent, head) of each move.
     pairs = {
-        Move.LEFT_ARC: (s1, front),
-        Move.RIGHT_ARC: (front, s1),
-        Move.STORE_LEFT: (r1, front),
-        Move.STORE_RIGHT: (front, r1),
+        int(Move.LEFT_ARC): (s1, front),
+        int(Move.RIGHT_ARC): (front, s1),
+        int(Move.STORE_LEFT): (r1, front),
+        int(Move.STORE_RIGHT): (front, r1),
     }
     dep, head = none, none
     for move, (d, h) in pairs.items():
@@ -168,21 +171,26 @@ def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     covered1 = w.covered1 | (rs2 & (r1 >= 0) & (s1 < r1))
     covered2 = w.covered2 | (rs1 & (r2 >= 0) & (s1 > r2))
     # Clear: γ goes back to the buffer, ψ = {σ1} ∪ NotCovered(R1) ∪ NotCovered(R2) − {γ}.
-    clear = t == Move.CLEAR
+    clear = t == int(Move.CLEAR)
     gamma = torch.where(s1 == front - 1, s1, torch.where(r2 == front - 1, r2, none))
     psi = [s1, torch.where(covered1, none, r1), torch.where(covered2, none, r2)]
     psi = [torch.where(v == gamma, none, v) for v in psi]
     last = torch.stack([gamma, *psi], 1).max(1).values
     # The stack: one word popped, then up to three pushed.
-    pops = (t == Move.LEFT_ARC) | (t == Move.REDUCE) | clear | (rs & ~to_register & (s1 < rk))
+    pops = (
+        (t == int(Move.LEFT_ARC))
+        | (t == int(Move.REDUCE))
+        | clear
+        | (rs & ~to_register & (s1 < rk))
+    )
     pushed = torch.zeros_like(w.on_stack)
     for word, when in (
-        (front, (t == Move.SHIFT) | (t == Move.RIGHT_ARC)),
+        (front, (t == int(Move.SHIFT)) | (t == int(Move.RIGHT_ARC))),
         *((v, clear) for v in psi),
     ):
         pushed |= (when & (word >= 0))[:, None] & (index == word[:, None])
     popped = (pops & (s1 >= 0))[:, None] & (index == s1[:, None])
-    moved = (t == Move.SHIFT) | (t == Move.RIGHT_ARC) | store
+    moved = (t == int(Move.SHIFT)) | (t == int(Move.RIGHT_ARC)) | store
     after = replace(
         w,
         on_stack=(w.on_stack & ~popped) | pushed,
