@@ -7,6 +7,8 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
+from neuralparse.runtime.devices import native_bfloat16
+
 settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -18,6 +20,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 torch.set_num_threads(1)
 
 SHARED_UD = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ud"
+
+needs_native_bfloat16 = pytest.mark.skipif(
+    not native_bfloat16(torch.device("cpu")),
+    reason="this CPU has no bfloat16 arithmetic: precision=bfloat16 encodes in float32",
+)
+"""For tests of encoding in bfloat16, which a CPU without AVX512-BF16 or AMX does not do."""
 
 
 def shared_treebanks() -> list[Path]:

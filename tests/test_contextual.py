@@ -23,6 +23,7 @@ from neuralparse.model.contextual import (
 )
 from neuralparse.runtime.checkpoint import CheckpointError, load_checkpoint
 from neuralparse.training.trainer import train
+from tests.conftest import needs_native_bfloat16
 from tests.parser_fixtures import make_corpus
 from tests.test_training import tiny_config
 
@@ -233,6 +234,7 @@ def test_a_trained_model_records_its_encoder_and_parses(trained: tuple[Path, Pat
     assert len(parsed.heads) == 5 and parsed.heads.count(0) == 1
 
 
+@needs_native_bfloat16
 def test_bfloat16_prediction_runs_the_contextual_encoder_in_bfloat16(
     trained: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

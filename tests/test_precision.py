@@ -13,8 +13,9 @@ from neuralparse import Parser
 from neuralparse.errors import InputError
 from neuralparse.io import read_conllu
 from neuralparse.prediction import PredictOptions
-from neuralparse.runtime.devices import check_precision, encoding_precision, native_bfloat16
+from neuralparse.runtime.devices import check_precision, encoding_precision
 from neuralparse.trees.core import check_tree
+from tests.conftest import needs_native_bfloat16
 from tests.parser_fixtures import make_corpus
 from tests.test_predict import predict, train_tiny_checkpoint
 
@@ -29,13 +30,7 @@ def parser(checkpoint: Path) -> Parser:
     return Parser.load(checkpoint, device="cpu")
 
 
-NATIVE = native_bfloat16(torch.device("cpu"))
-needs_native = pytest.mark.skipif(
-    not NATIVE, reason="this CPU has no bfloat16 arithmetic: precision=bfloat16 encodes in float32"
-)
-
-
-@needs_native
+@needs_native_bfloat16
 def test_the_encoder_runs_in_bfloat16_and_the_search_in_float32(parser: Parser) -> None:
     seen: dict[str, torch.dtype] = {}
 
