@@ -26,14 +26,14 @@ decided here (``both_registers_clear_ends``).  A row with a legal move into anot
 configuration is *undecided*, and the caller decides it on the host or abandons it
 (:mod:`~neuralparse.systems.two_registers.mask`).
 
-Cost: a few thousand small operators per call whatever the batch (4,015 per greedy step in
+Cost: a few thousand small operators per call whatever the batch (3,999 per greedy step in
 ``python -m benchmarks.step_operators --two-registers-graphs``, against 509 for the variant
 that abandons every slow row), O(n) work per row.  On the CPU that is 10-17 ms a call, more
 than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
 the CUDA-graph variant uses it with ``TwoRegisters(graph_rule="tensor")``, or compiled by
 ``torch.compile`` into a few fused kernels with ``graph_rule="compiled"``.  For that it stays
-one traceable graph: moves are compared as ``int`` (tracing turns a comparison of a tensor with
-an ``IntEnum`` member into a Python bool) and no index depends on the width.  Tests compare
+one traceable graph: moves are compared as ``int`` (:func:`one_of`) and no index depends on
+the width.  Tests compare
 every decided row with :func:`~neuralparse.systems.two_registers.exit.exit_legal`, on the
 reachable configurations of short sentences, on random walks and on arbitrary
 configurations.
@@ -137,6 +137,15 @@ def successors(w: Words) -> tuple[Words, Tensor]:
     return apply_moves(w.repeat(N_MOVES), moves)
 
 
+def one_of(t: Tensor, *moves: Move) -> Tensor:
+    """Rows whose move ``t`` is one of ``moves``, compared as ``int``s: tracing for
+    ``torch.compile`` turns a tensor compared with an ``IntEnum`` member into a Python bool."""
+    hit = t == int(moves[0])
+    for move in moves[1:]:
+        hit = hit | (t == int(move))
+    return hit
+
+
 def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     """Move ``t[r]`` applied to row ``r`` as Table 2 says (meaningful where :func:`table4`
     allows it), and the head of the arc it adds (-1: none)."""
@@ -145,22 +154,21 @@ def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     front, r1, r2 = w.front, w.r1, w.r2
     none = torch.full_like(front, -1)
     store = (t >= int(Move.STORE_NO_ARC)) & (t <= int(Move.STORE_RIGHT))
-    rs1 = (t == int(Move.REGISTER_STACK_1_TO_REGISTER)) | (t == int(Move.REGISTER_STACK_1_TO_STACK))
-    rs2 = (t == int(Move.REGISTER_STACK_2_TO_REGISTER)) | (t == int(Move.REGISTER_STACK_2_TO_STACK))
-    to_register = (t == int(Move.REGISTER_STACK_1_TO_REGISTER)) | (
-        t == int(Move.REGISTER_STACK_2_TO_REGISTER)
-    )
+    rs1 = one_of(t, Move.REGISTER_STACK_1_TO_REGISTER, Move.REGISTER_STACK_1_TO_STACK)
+    rs2 = one_of(t, Move.REGISTER_STACK_2_TO_REGISTER, Move.REGISTER_STACK_2_TO_STACK)
+    to_register = one_of(t, Move.REGISTER_STACK_1_TO_REGISTER, Move.REGISTER_STACK_2_TO_REGISTER)
     rs, rk = rs1 | rs2, torch.where(rs1, r1, r2)
     # The arc (dependent, head) of each move.
     pairs = {
-        int(Move.LEFT_ARC): (s1, front),
-        int(Move.RIGHT_ARC): (front, s1),
-        int(Move.STORE_LEFT): (r1, front),
-        int(Move.STORE_RIGHT): (front, r1),
+        Move.LEFT_ARC: (s1, front),
+        Move.RIGHT_ARC: (front, s1),
+        Move.STORE_LEFT: (r1, front),
+        Move.STORE_RIGHT: (front, r1),
     }
     dep, head = none, none
     for move, (d, h) in pairs.items():
-        dep, head = torch.where(t == move, d, dep), torch.where(t == move, h, head)
+        this = one_of(t, move)
+        dep, head = torch.where(this, d, dep), torch.where(this, h, head)
     dep = torch.where(rs, torch.where(to_register, rk, s1), dep)
     head = torch.where(rs, torch.where(to_register, s1, rk), head)
     builds = dep >= 0
@@ -171,26 +179,21 @@ def apply_moves(w: Words, t: Tensor) -> tuple[Words, Tensor]:
     covered1 = w.covered1 | (rs2 & (r1 >= 0) & (s1 < r1))
     covered2 = w.covered2 | (rs1 & (r2 >= 0) & (s1 > r2))
     # Clear: γ goes back to the buffer, ψ = {σ1} ∪ NotCovered(R1) ∪ NotCovered(R2) − {γ}.
-    clear = t == int(Move.CLEAR)
+    clear = one_of(t, Move.CLEAR)
     gamma = torch.where(s1 == front - 1, s1, torch.where(r2 == front - 1, r2, none))
     psi = [s1, torch.where(covered1, none, r1), torch.where(covered2, none, r2)]
     psi = [torch.where(v == gamma, none, v) for v in psi]
     last = torch.stack([gamma, *psi], 1).max(1).values
     # The stack: one word popped, then up to three pushed.
-    pops = (
-        (t == int(Move.LEFT_ARC))
-        | (t == int(Move.REDUCE))
-        | clear
-        | (rs & ~to_register & (s1 < rk))
-    )
+    pops = one_of(t, Move.LEFT_ARC, Move.REDUCE) | clear | (rs & ~to_register & (s1 < rk))
     pushed = torch.zeros_like(w.on_stack)
     for word, when in (
-        (front, (t == int(Move.SHIFT)) | (t == int(Move.RIGHT_ARC))),
+        (front, one_of(t, Move.SHIFT, Move.RIGHT_ARC)),
         *((v, clear) for v in psi),
     ):
         pushed |= (when & (word >= 0))[:, None] & (index == word[:, None])
     popped = (pops & (s1 >= 0))[:, None] & (index == s1[:, None])
-    moved = (t == int(Move.SHIFT)) | (t == int(Move.RIGHT_ARC)) | store
+    moved = one_of(t, Move.SHIFT, Move.RIGHT_ARC) | store
     after = replace(
         w,
         on_stack=(w.on_stack & ~popped) | pushed,
