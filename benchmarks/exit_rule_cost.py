@@ -32,14 +32,14 @@ import torch
 from benchmarks.common import ROOT, save_json
 from neuralparse.runtime.devices import describe_machine
 from neuralparse.systems import random_actions
-from neuralparse.systems.two_registers.configuration import Configuration, Move
+from neuralparse.systems.two_registers.configuration import Configuration
 from neuralparse.systems.two_registers.exit import exit_legal
 from neuralparse.systems.two_registers.mask import fast_rows, words_view
 from neuralparse.systems.two_registers.system import (
     COMPILE_OPTIONS,
     TwoRegisters,
-    distinct_configurations,
-    root_arc_move,
+    reference_configurations,
+    reference_rows,
 )
 from neuralparse.systems.two_registers.tensor_forms import Words
 from neuralparse.systems.two_registers.tensor_rule import exit_rule
@@ -62,8 +62,7 @@ def slow_rows(
         slow = torch.nonzero(~fast_rows(state) & ~system.terminal(state)).flatten()
         if slow.numel():
             views.append(words_view(state, slow))
-            rebuilt, which = distinct_configurations(state, slow.tolist())
-            configs += [rebuilt[k] for k in which]
+            configs += reference_configurations(state, slow.tolist())
         legal = system.legal(state)
         actions = random_actions(legal.cpu(), generator).to(device)
         system.apply(state, actions)
@@ -78,13 +77,13 @@ def take(words: Words, rows: torch.Tensor) -> Words:
 
 
 def host_rule(configs: Sequence[Configuration]) -> list[list[bool]]:
-    """The eager loop's reference: the legal mask of each (non-terminal) configuration and
-    which of its legal moves build an arc from the root."""
-    rows = []
-    for c in configs:
-        legal = [exit_legal(c, m) for m in Move]
-        rows.append(legal + [ok and root_arc_move(c, m) for ok, m in zip(legal, Move, strict=True)])
-    return rows
+    """The eager loop's reference (:func:`reference_rows` with the exit rule), as the tensor
+    rule gives it: the legal mask, then which legal moves build an arc from the root."""
+    legal, roots = reference_rows(configs, exit_legal)
+    return [
+        row + [ok and root for ok, root in zip(row, of_root, strict=True)]
+        for row, of_root in zip(legal, roots, strict=True)
+    ]
 
 
 def fastest(work: Callable[[], object], device: torch.device, repeats: int, calls: int) -> float:

@@ -189,7 +189,7 @@ def _configuration(
     return c
 
 
-def _reference_rows(
+def reference_rows(
     configs: Sequence[Configuration], legal_test: Callable[[Configuration, Move], bool] = is_legal
 ) -> tuple[list[list[bool]], list[list[bool]]]:
     legal = [
@@ -367,7 +367,7 @@ class TwoRegisters(TransitionSystem):
             configs, which = [mirrored[b] for b in rows], list(range(len(rows)))
         else:
             configs, which = distinct_configurations(state, rows)
-        slow_legal, slow_roots = _reference_rows(configs, self.legal_test)
+        slow_legal, slow_roots = reference_rows(configs, self.legal_test)
         of_row = torch.tensor(which, dtype=torch.long)
         legal[index] = torch.tensor(slow_legal, dtype=torch.bool)[of_row].to(state.device)
         roots[index] = torch.tensor(slow_roots, dtype=torch.bool)[of_row].to(state.device)
