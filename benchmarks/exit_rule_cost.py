@@ -1,7 +1,8 @@
 """What one call of two-registers' exit rule costs, three ways, on the same configurations:
 on the host (``exit_legal`` on configurations rebuilt from the tensors, what the eager loop
 does), as tensor operations (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`,
-``graph_rule="tensor"``), and compiled (the same through ``torch.compile``,
+``graph_rule="tensor"``, searching at most ``SEARCH_ROWS`` rows as the CUDA-graph variant
+does), and compiled (the same through ``torch.compile``,
 ``graph_rule="compiled"``, with the options the system uses).
 
 The configurations are the slow rows (off the closed form's fast path, not terminal) met by
@@ -37,6 +38,7 @@ from neuralparse.systems.two_registers.exit import exit_legal
 from neuralparse.systems.two_registers.mask import fast_rows, words_view
 from neuralparse.systems.two_registers.system import (
     COMPILE_OPTIONS,
+    SEARCH_ROWS,
     TwoRegisters,
     reference_configurations,
     reference_rows,
@@ -115,7 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     device = torch.device(args.device)
     pool, configs = slow_rows(args.sentences, max_length=40, device=device)
     print(f"{len(configs)} slow rows from random walks, width {pool.head.shape[1]}")
-    compiled = torch.compile(exit_rule, **COMPILE_OPTIONS)
+    # As the CUDA-graph variant calls it: the both-registers search on at most SEARCH_ROWS rows.
+    tensor_rule = partial(exit_rule, search_rows=SEARCH_ROWS)
+    compiled = partial(torch.compile(exit_rule, **COMPILE_OPTIONS), search_rows=SEARCH_ROWS)
     start = time.perf_counter()
     compiled(take(pool, torch.arange(2, device=device)))
     compile_seconds = time.perf_counter() - start
@@ -125,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for count in args.rows:
         picked = torch.randint(len(configs), (count,), generator=generator)
         words, chosen = take(pool, picked.to(device)), [configs[i] for i in picked.tolist()]
-        tensor_out, compiled_out = exit_rule(words), compiled(words)
+        tensor_out, compiled_out = tensor_rule(words), compiled(words)
         same = all(torch.equal(a, b) for a, b in zip(tensor_out, compiled_out, strict=True))
         legal, roots, decided = (t.cpu() for t in tensor_out)
         host = host_rule(chosen)
@@ -141,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         for name, work in (
             ("host_ms", partial(host_rule, chosen)),
-            ("tensor_ms", partial(exit_rule, words)),
+            ("tensor_ms", partial(tensor_rule, words)),
             ("compiled_ms", partial(compiled, words)),
         ):
             row[name] = fastest(work, device, args.repeats, args.calls)

@@ -56,19 +56,19 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # Host reads (why TwoRegisters is not `graph_safe`).  Host-free: `initial` given `n_max`,
 # `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
 # `update_bookkeeping`, `mark_stack`), the fast rows' closed-form mask (`fast_rows`,
-# `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase, but an
-# empty buffer with both registers held only where both registers already hang from the
-# root and R2 < n; the exact rule there is a search over adopters and register choices
-# with no bounded tensor form yet).  Not: every step, `transition_legal`
-# reads which rows are slow (`torch.nonzero`) and decides those on configurations rebuilt on
-# the host (on the CPU the host is the cheaper of the two there), and `apply_transitions`
-# checks on the host that each action has its operands.  Greedy decoding and beam search are
+# `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase, an
+# empty buffer with both registers held searched on at most SEARCH_ROWS rows a step, and not
+# with R2 = n and a stack deeper than EXACT_STACK_LIMIT words, which the host decides by
+# simulating the exit plans).  Not: every step, `transition_legal` reads which rows are slow
+# (`torch.nonzero`) and decides those on configurations rebuilt on the host (on the CPU the
+# host is the cheaper of the two there), and `apply_transitions` checks on the host that
+# each action has its operands.  Greedy decoding and beam search are
 # recorded as CUDA graphs by the variant of `for_graphs`: it decides the fast rows, with
 # `graph_rule="tensor"` also the slow rows that the tensor rule decides, and abandons the
 # rest; the graph's caller decodes (searches) the sentences with an abandoned configuration
 # again eagerly, so the trees are the eager loop's.  A converged Hungarian-Szeged model's
-# greedy parses of the test set abandon 24.5% of the sentences by default and 2.5% with the
-# tensor rule, at about eight times the operators per step (`python -m
+# greedy parses of the test set abandon 21.8% of the sentences by default and none with the
+# tensor rule, at about eighteen times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
 # --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
 # GPU is not measured yet, so the default stays "abandon".  "compiled" is the tensor rule
@@ -82,6 +82,12 @@ variant does with a configuration off the fast path."""
 COMPILE_OPTIONS: dict[str, object] = {"dynamic": True, "fullgraph": True}
 """How ``graph_rule="compiled"`` compiles the tensor rule (``torch.compile``): one graph for
 every batch shape, failing rather than breaking into pieces."""
+
+SEARCH_ROWS = 8
+"""How many configurations a step of the :meth:`~TwoRegisters.for_graphs` variant searches
+with an empty buffer and both registers held
+(:func:`~neuralparse.systems.two_registers.tensor_both_registers.search_some`): such rows are
+rare, and a row beyond them is left undecided (abandoned, then decoded again eagerly)."""
 
 TRANSITION_NAMES = tuple(move.engine_name for move in Move)
 """The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
@@ -268,8 +274,10 @@ class TwoRegisters(TransitionSystem):
         eager loop then decodes again; ``"tensor"`` (with the exit rule) decides them by the
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
-        those it leaves undecided (an empty buffer with both registers held): fewer
-        sentences decoded twice, about eight times the operators per step; ``"compiled"``
+        those it leaves undecided (an empty buffer with both registers held beyond
+        :data:`SEARCH_ROWS` rows of a step, or with R2 = n and a stack deeper than
+        ``EXACT_STACK_LIMIT`` words): fewer sentences decoded twice, about eighteen times
+        the operators per step; ``"compiled"``
         decides the same through ``torch.compile`` (:data:`COMPILE_OPTIONS`), whose fused
         kernels replace those thousands of small operators, at the price of compiling on
         the first batch (about a minute and a half on a CPU)."""
@@ -348,7 +356,7 @@ class TwoRegisters(TransitionSystem):
                 # Exact on every row it touches, so fast rows may be refreshed too.
                 every = torch.arange(state.batch_size, device=state.device)
                 refresh_bookkeeping(state, every, view)
-                rule_legal, rule_roots, decided = self.exit_rule(view)
+                rule_legal, rule_roots, decided = self.exit_rule(view, SEARCH_ROWS)
                 use = (slow & decided)[:, None]
                 legal = torch.where(use, rule_legal, legal)
                 roots = torch.where(use, rule_roots, roots)

@@ -64,6 +64,10 @@ class Words:
             **{f.name: getattr(self, f.name).repeat_interleave(times, 0) for f in fields(self)}
         )
 
+    def take(self, rows: Tensor) -> Words:
+        """The rows ``rows`` (indices), in that order."""
+        return Words(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+
     def where(self, rows: Tensor, other: Words) -> Words:
         """``other``'s rows where ``rows [R]`` holds, this one's elsewhere."""
         picked = {}
@@ -313,9 +317,10 @@ def both_registers_clear_ends(w: Words) -> tuple[Tensor, Tensor]:
     words left of R2 and the lowest one right of it; those above it must be headed) takes
     its head from R1 where it may (only R1 at or left of ``last``), else from R2; it fails
     when some word can take none, or when IsCovered(R1) then blocks a word at or left of
-    ``last``.  When T fails, Clear
-    returning σ1 = n (G1) may still complete the configuration: undecided when n alone is
-    right of R1 on the stack."""
+    ``last``.  When T fails, Clear returning σ1 = n (G1) may still complete the
+    configuration: undecided when n alone is right of R1 on the stack.  This is the cheap
+    case decided on every row; the full search of the phase
+    (:mod:`~neuralparse.systems.two_registers.tensor_both_registers`) runs on few rows."""
     index, head, root = w.index, w.head, w.root
     r1, r2, last = w.r1[:, None], w.r2[:, None], w.last[:, None]
     upper = w.on_stack & (index > r2)
