@@ -34,6 +34,7 @@ from neuralparse.systems.two_registers.exit import (
 from neuralparse.systems.two_registers.oracle import oracle
 from neuralparse.systems.two_registers.registers_empty import gamma_closed_form, i0
 from neuralparse.systems.two_registers.system import SEARCH_ROWS, TwoRegisters, root_arc_move
+from neuralparse.systems.two_registers.tensor_both_registers import search_some
 from neuralparse.systems.two_registers.tensor_forms import Words, tree_roots
 from neuralparse.systems.two_registers.tensor_rule import exit_rule, table4
 from neuralparse.trees.core import is_projective
@@ -216,7 +217,7 @@ def emptied_configuration(rng: random.Random) -> Configuration:
     """A :func:`random_configuration` with an empty buffer and both registers held."""
     while True:
         c = random_configuration(rng)
-        if c.r2 is not None and c.r2 != c.n:
+        if c.r2 is not None:
             c.front = c.n + 1
             return c
 
@@ -224,7 +225,7 @@ def emptied_configuration(rng: random.Random) -> Configuration:
 def test_exit_finishes_matches_the_reference_on_arbitrary_configurations() -> None:
     """The whole dispatch, E's anchored moves included, on configurations no walk reaches:
     where the tensor rule decides, it says what the reference says; it decides every phase
-    but an empty buffer with both registers held."""
+    but an empty buffer with both registers held, R2 = n and a deep stack."""
     rng = random.Random(42)
     configs = [random_configuration(rng) for _ in range(6000)]
     configs += [anchored_configuration(rng) for _ in range(3000)]
@@ -238,6 +239,28 @@ def test_exit_finishes_matches_the_reference_on_arbitrary_configurations() -> No
             assert value == exit_module.exit_finishes(c), c
             seen[name, value] += 1
     assert len(seen) == 16 and min(seen.values()) >= 5, seen
+
+
+def test_the_search_takes_at_most_its_limit_of_the_wanted_rows() -> None:
+    """``search_some`` with a limit searches that many of the wanted rows (fewer when fewer
+    are wanted) and no other, and finds there what the search of every wanted row finds."""
+    rng = random.Random(44)
+    configs = [emptied_configuration(rng) for _ in range(60)]
+    configs = [c for c in configs if c.r2 != c.n or len(c.stack) <= EXACT_STACK_LIMIT][:40]
+    w = words_of(configs)
+    wanted = torch.tensor([rng.random() < 0.5 for _ in configs])
+    every, completable = search_some(w, wanted, None)
+    assert torch.equal(every, wanted)
+    assert completable.tolist() == [
+        bool(want) and empty_buffer.both_registers_empty_buffer(c)
+        for c, want in zip(configs, wanted.tolist(), strict=True)
+    ]
+    assert 0 < int(completable.sum()) < int(wanted.sum())
+    for limit in (1, 5, 40):
+        searched, found = search_some(w, wanted, limit)
+        assert int(searched.sum()) == min(limit, int(wanted.sum()))
+        assert not bool((searched & ~wanted).any())
+        assert torch.equal(found, completable & searched)
 
 
 def test_the_rule_compiles_as_one_graph() -> None:

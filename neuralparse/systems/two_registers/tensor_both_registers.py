@@ -367,5 +367,5 @@ def search_some(w: Words, wanted: Tensor, limit: int | None) -> tuple[Tensor, Te
         picked = torch.topk(wanted.long(), min(limit, wanted.numel()), sorted=False).indices
         found = both_registers_completable(w.take(picked))
     searched = torch.zeros_like(wanted).index_put((picked,), wanted[picked])
-    completable = torch.zeros_like(wanted).index_put((picked,), found)
+    completable = torch.zeros_like(wanted).index_put((picked,), found & wanted[picked])
     return searched, completable
