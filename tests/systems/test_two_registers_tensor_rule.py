@@ -36,7 +36,8 @@ from neuralparse.systems.two_registers.registers_empty import gamma_closed_form,
 from neuralparse.systems.two_registers.system import SEARCH_ROWS, TwoRegisters, root_arc_move
 from neuralparse.systems.two_registers.tensor_both_registers import search_some
 from neuralparse.systems.two_registers.tensor_forms import Words, tree_roots
-from neuralparse.systems.two_registers.tensor_rule import exit_rule, table4
+from neuralparse.systems.two_registers.tensor_moves import table4
+from neuralparse.systems.two_registers.tensor_rule import exit_rule
 from neuralparse.trees.core import is_projective
 from neuralparse.trees.crossing import is_k_crossing_interval
 from tests.conftest import shared_treebanks
