@@ -175,6 +175,26 @@ def test_detected_format_is_logged(tmp_path: Path, caplog: pytest.LogCaptureFixt
     assert "CoNLL-U" in messages[1] and "line 1 is a '# key = value' comment" in messages[1]
 
 
+@pytest.mark.parametrize("suffix", [".conllu", ".txt"])
+def test_a_file_of_comments_only_is_read_as_its_name_says(tmp_path: Path, suffix: str) -> None:
+    """Comments without ``=`` could be hashtags of plain text or a CoNLL-U file that lost its
+    word lines; only a ``.conllu`` name tips it, so that such a file gets the CoNLL-U reader's
+    error (naming its first line) rather than having its comments parsed as words."""
+    path = tmp_path / f"notes{suffix}"
+    path.write_text("# just a note\n\n")
+    if suffix == ".conllu":
+        with (
+            pytest.raises(
+                ConlluError, match=r"notes\.conllu, line 1, sentence #1: .*no word lines"
+            ),
+            open_sentences(path) as sentences,
+        ):
+            list(sentences)
+    else:
+        with open_sentences(path) as sentences:
+            assert [s.forms for s in sentences] == [["#", "just", "a", "note"]]
+
+
 def test_predict_py_parses_stdin_conllu_with_byte_order_mark(checkpoint: Path) -> None:
     data = ("\ufeff" + GOOD).encode()
     result = predict(f"checkpoint={checkpoint}", "input=-", "output=-", stdin=data)

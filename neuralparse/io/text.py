@@ -173,8 +173,12 @@ def probe(lines: Iterator[str]) -> list[str]:
     return list(_probed(lines))
 
 
-def explain_format(first_lines: Iterable[str]) -> tuple[Format, str]:
-    """:func:`detect_format`'s answer and the reason for it (for the log)."""
+def explain_format(first_lines: Iterable[str], *, named_conllu: bool = False) -> tuple[Format, str]:
+    """:func:`detect_format`'s answer and the reason for it (for the log).  ``named_conllu``
+    (the input is a file named ``*.conllu``) decides only an input that has nothing but
+    comments and blank lines: read as CoNLL-U, its comments are reported as a sentence without
+    word lines instead of being parsed as words."""
+    has_words = False
     for number, line in enumerate(_probed(first_lines), start=1):
         content = line.lstrip(_BYTE_ORDER_MARK).rstrip("\r\n")
         stripped = content.strip()
@@ -184,9 +188,12 @@ def explain_format(first_lines: Iterable[str]) -> tuple[Format, str]:
             if "=" in stripped:
                 return "conllu", f"line {number} is a '# key = value' comment"
             continue
+        has_words = True
         why = _looks_like_word_line(content)
         if why is not None:
             return "conllu", f"line {number} {why}"
+    if named_conllu and not has_words:
+        return "conllu", "its name ends in .conllu and it has only comments and blank lines"
     return "text", "no line looks like CoNLL-U"
 
 

@@ -63,7 +63,7 @@ def _path_head(path: Path) -> list[str]:
 
 def _detect_path_format(path: Path) -> tuple[str, str]:
     """The format of the file ``path`` and why (see :func:`explain_format`)."""
-    return explain_format(_path_head(path))
+    return explain_format(_path_head(path), named_conllu=path.suffix.lower() == ".conllu")
 
 
 def path_format(path: Path, input_format: str) -> tuple[str, str | None]:
