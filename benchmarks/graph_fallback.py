@@ -12,13 +12,18 @@ records (:func:`neuralparse.search.graphs.fixed_length_greedy`, or
 the batches prediction uses, and reports the sentences and words searched again.
 
     python -m benchmarks.graph_fallback --checkpoint CKPT [CKPT ...] [--input FILE] [--beam K]
-        [--graph-rule abandon|tensor]
+        [--graph-rule abandon|tensor] [--batch-tokens N]
+
+``--batch-tokens`` sets prediction's ``batch_tokens`` (``beam_batch_tokens`` with a beam, which
+counts each sentence's ``K`` items): a GPU run may use larger batches than the default, and a
+limit per step (two-registers' ``SEARCH_ROWS``) binds more often in a larger batch.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -34,11 +39,16 @@ from neuralparse.systems.two_registers import GRAPH_RULES
 
 
 def abandoned_share(
-    checkpoint: Path, source: Path, beam: int | None = None, graph_rule: str | None = None
+    checkpoint: Path,
+    source: Path,
+    beam: int | None = None,
+    graph_rule: str | None = None,
+    batch_tokens: int | None = None,
 ) -> dict[str, object]:
     """Sentences and words of ``source`` that the graph variant of ``checkpoint``'s system
-    abandons (on the CPU, in prediction's batches), greedy or with a beam of ``beam``; for
-    two-registers with ``graph_rule`` (``TwoRegisters(graph_rule=...)``) when given."""
+    abandons (on the CPU, in prediction's batches, of ``batch_tokens`` words when given),
+    greedy or with a beam of ``beam``; for two-registers with ``graph_rule``
+    (``TwoRegisters(graph_rule=...)``) when given."""
     parser = load_parser(checkpoint)
     if graph_rule is not None:
         parser = with_graph_rule(parser, graph_rule)
@@ -50,9 +60,14 @@ def abandoned_share(
     corpus = EncodedCorpus.build(
         sentences, parser.vocabs, max_word_chars(parser), parser.contextual
     )
-    abandoned_sentences = abandoned_words = 0
+    # Prediction's batches: with a beam, ``beam_batch_tokens`` counts each sentence's items.
+    options = PredictOptions(search="greedy" if beam is None else "beam", beam_size=beam or 1)
+    if batch_tokens is not None:
+        options = replace(options, batch_tokens=batch_tokens, beam_batch_tokens=batch_tokens)
+    abandoned_sentences = abandoned_words = batches = 0
     with torch.inference_mode():
-        for ids in batches_by_length(corpus.lengths, PredictOptions()):
+        for ids in batches_by_length(corpus.lengths, options):
+            batches += 1
             batch = corpus.batch(ids)
             table = parser.model.encode(batch)
             if beam is None:
@@ -72,6 +87,8 @@ def abandoned_share(
         "input": str(source),
         "sentences": len(sentences),
         "words": words,
+        "batches": batches,
+        "batch_words": options.batch_words,
         "abandoned_sentences": abandoned_sentences,
         "abandoned_words": abandoned_words,
         "abandoned_sentence_share": abandoned_sentences / max(1, len(sentences)),
@@ -84,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--input", type=Path, help="CoNLL-U file (default: EWT test)")
     parser.add_argument("--beam", type=int, help="beam size (default: greedy decoding)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-tokens", type=int, help="words per batch (default: prediction's)")
     parser.add_argument(
         "--graph-rule", choices=GRAPH_RULES, help="two-registers: the variant's graph_rule"
     )
@@ -93,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     source = args.input or shared_split("UD_English-EWT", "test")
-    rows = [abandoned_share(path, source, args.beam, args.graph_rule) for path in args.checkpoint]
+    rows = [
+        abandoned_share(path, source, args.beam, args.graph_rule, args.batch_tokens)
+        for path in args.checkpoint
+    ]
     print("system         search  sentences  abandoned   share  words abandoned  checkpoint")
     for row in rows:
         print(

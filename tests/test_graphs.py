@@ -9,6 +9,8 @@ compares both there.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -17,6 +19,7 @@ from neuralparse.search import greedy_decode
 from neuralparse.search.beam import beam_decode, fixed_length_beam
 from neuralparse.search.graphs import GraphedSearch, fixed_length_greedy, supports_graphs
 from neuralparse.systems import SYSTEMS, get_system, random_actions
+from neuralparse.systems.two_registers import system as two_registers_system
 from tests.test_greedy import _setup
 
 aten = torch.ops.aten
@@ -177,6 +180,32 @@ def test_two_registers_tensor_rule_abandons_fewer_sentences_with_the_same_trees(
     expected = greedy_decode(model, system, batch)
     got = GraphedSearch(model, tensor)(batch)
     assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def test_two_registers_greedy_rows_beyond_the_search_limit_wait_rather_than_give_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Searching two rows a step, the greedy variant of the tensor rule makes the rows beyond
+    them wait a step: it abandons fewer sentences than giving those rows up would, and every
+    sentence it finishes has greedy_decode's tree (waiting changes no scores)."""
+    monkeypatch.setattr(two_registers_system, "SEARCH_ROWS", 2)
+    _, encoded, system, model = _setup("two_registers", count=40, seed=1)
+    tensor = get_system("two_registers", system.labels, graph_rule="tensor")
+    waits = tensor.for_graphs()
+    gives_up = copy.copy(waits)
+    gives_up.waits_undecided_rows = False
+    assert waits.waits_undecided_rows and not tensor.for_graphs(beam=True).waits_undecided_rows
+    batch = encoded.batch(torch.arange(40))
+    expected = greedy_decode(model, system, batch)
+    with torch.inference_mode():
+        table = model.encode(batch)
+        *_, given_up = fixed_length_greedy(model, gives_up, table, batch.lengths)
+        *got, abandoned = fixed_length_greedy(model, waits, table, batch.lengths)
+    assert int(abandoned.sum()) < int(given_up.sum())
+    for g, e in zip(got, expected, strict=True):
+        assert torch.equal(g[~abandoned], e[~abandoned])
+    graphed = GraphedSearch(model, tensor)(batch)
+    assert all(torch.equal(g, e) for g, e in zip(graphed, expected, strict=True))
 
 
 # -- beam search ---------------------------------------------------------------------------

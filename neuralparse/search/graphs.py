@@ -24,9 +24,11 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   synchronising operators.  A system that needs the host only in rare configurations
   (two-registers' register phases) offers a host-free variant for greedy graphs
   (``TransitionSystem.for_graphs``) that abandons a configuration where it would need the
-  host; after the replay the abandoned sentences (one host read per batch says which) are
-  decoded again by the eager loop, so the trees are still the eager loop's.  Swap, whose
-  steps are host-free but whose bound is quadratic, does the same with a linear budget of
+  host (or, with its exit rule in tensors, lets it wait a step for the search, a fixed
+  number of rows a step, and abandons it if the steps run out); after the replay the
+  abandoned sentences (one host read per batch says which) are decoded again by the eager
+  loop, so the trees are still the eager loop's.  Swap, whose steps are host-free but whose
+  bound is quadratic, does the same with a linear budget of
   swaps (:func:`~neuralparse.systems.swap.graph_swap_budget`).
 
 Beam search qualifies on the same terms (:func:`~neuralparse.search.beam.fixed_length_beam`):

@@ -262,6 +262,18 @@ def test_the_search_takes_at_most_its_limit_of_the_wanted_rows() -> None:
         assert int(searched.sum()) == min(limit, int(wanted.sum()))
         assert not bool((searched & ~wanted).any())
         assert torch.equal(found, completable & searched)
+    # In groups of 4 (one configuration's successors): whole groups, the first that fit
+    # together, skipping a group larger than the limit.
+    groups = wanted.view(-1, 4)
+    for limit in (1, 3, 7):
+        searched, found = search_some(w, wanted, limit, group=4)
+        taken, total = [], 0
+        for count in groups.sum(1).tolist():
+            total += count if count <= limit else 0
+            taken.append(0 < count <= limit and total <= limit)
+        assert torch.equal(searched.view(-1, 4), groups & torch.tensor(taken)[:, None])
+        assert any(taken)
+        assert torch.equal(found, completable & searched)
 
 
 def test_the_rule_compiles_as_one_graph() -> None:
@@ -306,7 +318,8 @@ def test_the_graph_variant_decides_the_engines_rows_as_the_host_does(
         while not bool(system.terminal(state).all()):
             expected, _ = system.transition_legal(state)
             got, _ = variant.transition_legal(state)
-            gave_up = state.scalars["abandoned"] == 1
+            # The greedy variant makes a row beyond the search limit wait: given up too.
+            gave_up = (state.scalars["abandoned"] == 1) | (state.scalars["waiting"] == 1)
             state.scalars["abandoned"].zero_()
             for b, c in enumerate(configs):
                 must = not c.is_terminal() and not should_decide(c)

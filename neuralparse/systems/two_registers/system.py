@@ -65,8 +65,9 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # each action has its operands.  Greedy decoding and beam search are
 # recorded as CUDA graphs by the variant of `for_graphs`: it decides the fast rows, with
 # `graph_rule="tensor"` also the slow rows that the tensor rule decides, and abandons the
-# rest; the graph's caller decodes (searches) the sentences with an abandoned configuration
-# again eagerly, so the trees are the eager loop's.  A converged Hungarian-Szeged model's
+# rest (greedy decoding first lets a row beyond the search's limit wait a step); the graph's
+# caller decodes (searches) the sentences with an abandoned configuration again eagerly, so
+# the trees are the eager loop's.  A converged Hungarian-Szeged model's
 # greedy parses of the test set abandon 21.8% of the sentences by default and none with the
 # tensor rule, at about eighteen times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
@@ -87,7 +88,8 @@ SEARCH_ROWS = 8
 """How many configurations a step of the :meth:`~TwoRegisters.for_graphs` variant searches
 with an empty buffer and both registers held
 (:func:`~neuralparse.systems.two_registers.tensor_both_registers.search_some`): such rows are
-rare, and a row beyond them is left undecided (abandoned, then decoded again eagerly)."""
+rare.  A row beyond them is left undecided: greedy decoding makes it wait a step, beam search
+abandons it (decoded again eagerly)."""
 
 TRANSITION_NAMES = tuple(move.engine_name for move in Move)
 """The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
@@ -275,9 +277,9 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held beyond
-        :data:`SEARCH_ROWS` rows of a step, or with R2 = n and a stack deeper than
-        ``EXACT_STACK_LIMIT`` words): fewer sentences decoded twice, about eighteen times
-        the operators per step; ``"compiled"``
+        :data:`SEARCH_ROWS` rows of a step, where greedy decoding waits instead, or with
+        R2 = n and a stack deeper than ``EXACT_STACK_LIMIT`` words): fewer sentences
+        decoded twice, about eighteen times the operators per step; ``"compiled"``
         decides the same through ``torch.compile`` (:data:`COMPILE_OPTIONS`), whose fused
         kernels replace those thousands of small operators, at the price of compiling on
         the first batch (about a minute and a half on a CPU)."""
@@ -299,6 +301,9 @@ class TwoRegisters(TransitionSystem):
             self.exit_rule = torch.compile(exit_rule, **COMPILE_OPTIONS)
         self.abandons_slow_rows = False
         """Set on the :meth:`for_graphs` variant: slow rows are abandoned, not decided."""
+        self.waits_undecided_rows = False
+        """Set on the greedy :meth:`for_graphs` variant of the tensor rule: a row the rule
+        leaves undecided waits (takes no transition this step) instead of being abandoned."""
         if dead_end_rule == "exit":
             self.legal_test: Callable[[Configuration, Move], bool] = exit_legal
         else:
@@ -307,7 +312,15 @@ class TwoRegisters(TransitionSystem):
     state_class = TwoRegistersState
     state_stacks = MappingProxyType({"stack": False})
     state_scalars = MappingProxyType(
-        {"r1": -1, "r2": -1, "covered1": 0, "covered2": 0, "last": -1, "abandoned": 0}
+        {
+            "r1": -1,
+            "r2": -1,
+            "covered1": 0,
+            "covered2": 0,
+            "last": -1,
+            "abandoned": 0,
+            "waiting": 0,
+        }
     )
     state_front = 0  # the root 0 starts in the buffer
 
@@ -317,11 +330,14 @@ class TwoRegisters(TransitionSystem):
         state.scalars.update(scalars)
         state.tables.update(tables)
 
+    def finished(self, state: State) -> Tensor:
+        """Configurations whose parse is complete: the buffer consumed, both registers empty."""
+        s = state.scalars
+        return (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
+
     def terminal(self, state: State) -> Tensor:
         """Finished configurations, and those the :meth:`for_graphs` variant abandoned."""
-        s = state.scalars
-        finished = (s["front"] > state.lengths) & (s["r1"] < 0) & (s["r2"] < 0)
-        return finished | (s["abandoned"] == 1)
+        return self.finished(state) | (state.scalars["abandoned"] == 1)
 
     def for_graphs(self, *, beam: bool = False) -> TwoRegisters:
         """A host-free variant for CUDA graphs, greedy decoding and beam search:
@@ -330,13 +346,32 @@ class TwoRegisters(TransitionSystem):
         decides them, and abandons every other non-terminal configuration
         (:meth:`abandoned`; it counts as terminal from then on).  Beam search searches a
         sentence again when an item it gave up scored at least as high as its best finished
-        item (:func:`~neuralparse.search.beam.fixed_length_beam`)."""
+        item (:func:`~neuralparse.search.beam.fixed_length_beam`).
+
+        In greedy decoding with ``graph_rule`` "tensor" or "compiled", a row that the rule
+        leaves undecided (more rows to search than :data:`SEARCH_ROWS`) is not abandoned but
+        waits: it takes no transition in that step and is searched again in the next, which
+        changes no tree since a configuration's scores do not depend on the step.  A row
+        still unfinished when the steps run out is abandoned then.  Beam search cannot wait
+        (a sentence's items advance together), so it abandons."""
         variant = copy.copy(self)
         variant.abandons_slow_rows = True
+        variant.waits_undecided_rows = not beam and self.graph_rule != "abandon"
         return variant
 
     def abandoned(self, state: State) -> Tensor:
-        return state.scalars["abandoned"] == 1
+        """Configurations the :meth:`for_graphs` variant gave up, and with waiting rows
+        those unfinished (once the fixed number of steps is spent)."""
+        given_up = state.scalars["abandoned"] == 1
+        return given_up | ~self.finished(state) if self.waits_undecided_rows else given_up
+
+    def apply(self, state: State, actions: Tensor, where: Tensor | None = None) -> None:
+        """As the engine's, but a row waiting for the search (:meth:`for_graphs`) is left
+        unchanged."""
+        if self.waits_undecided_rows:
+            moving = state.scalars["waiting"] == 0
+            where = moving if where is None else where & moving
+        super().apply(state, actions, where)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         """The closed form on fast rows, the rule's reference (:func:`is_legal`, or
@@ -361,6 +396,9 @@ class TwoRegisters(TransitionSystem):
                 legal = torch.where(use, rule_legal, legal)
                 roots = torch.where(use, rule_roots, roots)
                 abandon = slow & ~decided
+                if self.waits_undecided_rows:
+                    state.scalars["waiting"] = abandon.long()
+                    abandon = torch.zeros_like(abandon)
             state.scalars["abandoned"] = state.scalars["abandoned"] | abandon.long()
             return legal, roots
         index = torch.nonzero(slow).flatten()

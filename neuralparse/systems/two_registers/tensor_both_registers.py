@@ -352,20 +352,33 @@ def both_registers_completable(w: Words) -> Tensor:
     return torch.where(w.r2 == w.n, clear_returns_r2(w), below_n)
 
 
-def search_some(w: Words, wanted: Tensor, limit: int | None) -> tuple[Tensor, Tensor]:
+def search_some(
+    w: Words, wanted: Tensor, limit: int | None, group: int = 1
+) -> tuple[Tensor, Tensor]:
     """``(searched, completable)``: :func:`both_registers_completable` on the rows of
     ``wanted``, at most ``limit`` of them (a fixed-size pick, without a host read; the others
     stay unsearched), or all of them when ``limit`` is None (found on the host: for eager
-    callers only)."""
+    callers only).
+
+    The rows come in consecutive groups of ``group`` (the successors of one configuration,
+    which is decided only when all of its wanted ones are): a limited pick takes whole groups,
+    the first ones in order whose wanted rows fit in ``limit`` together, skipping a group
+    with more than ``limit``.  Taking the first groups rather than any rows lets a caller
+    that waits for the search (greedy decoding) always move some configuration on."""
     if limit is None:
         picked = torch.nonzero(wanted).flatten()
         # In slices: a row holds O(W²) elements per depth of G2.
         found = torch.cat(
             [wanted[:0], *(both_registers_completable(w.take(rows)) for rows in picked.split(64))]
         )
+        take = wanted
     else:
-        picked = torch.topk(wanted.long(), min(limit, wanted.numel()), sorted=False).indices
+        counts = wanted.view(-1, group).sum(1)
+        fits = counts <= limit
+        taken = fits & (torch.cumsum(counts * fits, 0) <= limit)
+        take = wanted & taken[:, None].expand(-1, group).reshape(-1)
+        picked = torch.topk(take.long(), min(limit, take.numel()), sorted=False).indices
         found = both_registers_completable(w.take(picked))
-    searched = torch.zeros_like(wanted).index_put((picked,), wanted[picked])
-    completable = torch.zeros_like(wanted).index_put((picked,), found & wanted[picked])
+    searched = torch.zeros_like(wanted).index_put((picked,), take[picked])
+    completable = torch.zeros_like(wanted).index_put((picked,), found & take[picked])
     return searched, completable

@@ -123,7 +123,7 @@ anchored after them would be left undecided."""
 
 
 def exit_finishes(
-    w: Words, wanted: Tensor | None = None, search_rows: int | None = None
+    w: Words, wanted: Tensor | None = None, search_rows: int | None = None, group: int = 1
 ) -> tuple[Tensor, Tensor]:
     """``(decided, finishes)``: the exit rule's verdict on each configuration, by its phase
     (:func:`~neuralparse.systems.two_registers.exit.exit_finishes`), where the phase has a
@@ -131,9 +131,9 @@ def exit_finishes(
     :func:`both_registers_clear_ends` decides it or, with R2 < n or a stack of at most
     :data:`~neuralparse.systems.two_registers.exit.EXACT_STACK_LIMIT` words, on the rows of
     ``wanted`` that :func:`~neuralparse.systems.two_registers.tensor_both_registers.
-    search_some` picks (at most ``search_rows``; all of them when it is None, which only the
-    eager loop can afford).  With the anchor on the stack, E's next moves are applied first (at most
-    :data:`ANCHORED_MOVES`)."""
+    search_some` picks (at most ``search_rows``, in whole groups of ``group`` rows; all of
+    them when it is None, which only the eager loop can afford).  With the anchor on the
+    stack, E's next moves are applied first (at most :data:`ANCHORED_MOVES`)."""
     failed = torch.zeros_like(w.root_free)
     for _ in range(ANCHORED_MOVES):
         anchored = (w.r1 >= 0) & (w.r2 >= 0) & (w.front <= w.n) & anchor_on_stack(w) & ~failed
@@ -152,7 +152,7 @@ def exit_finishes(
     search = both & ((w.r2 != w.n) | shallow) & ~both_known & ~failed
     if wanted is not None:
         search &= wanted
-    searched, completable = search_some(w, search, search_rows)
+    searched, completable = search_some(w, search, search_rows, group)
     both_known = both_known | searched
     both_complete = torch.where(searched, completable, both_complete)
     decided = failed | ~((both & ~both_known) | still)
@@ -176,7 +176,7 @@ def exit_rule(w: Words, search_rows: int | None = None) -> tuple[Tensor, Tensor,
     terminal = (w.front > w.n) & (w.r1 < 0) & (w.r2 < 0)
     allowed = table4(w) & ~terminal[:, None]
     after, arc_head = successors(w)
-    decided, finishes = exit_finishes(after, allowed.flatten(), search_rows)
+    decided, finishes = exit_finishes(after, allowed.flatten(), search_rows, allowed.shape[1])
     shape = allowed.shape
     legal = allowed & finishes.view(shape)
     decided = (~allowed | decided.view(shape)).all(1)
