@@ -2,7 +2,7 @@
 on the host (``exit_legal`` on configurations rebuilt from the tensors, what the eager loop
 does), as tensor operations (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`,
 ``graph_rule="tensor"``, searching at most ``SEARCH_ROWS`` rows as the CUDA-graph variant
-does), and compiled (the same through ``torch.compile``,
+does in a batch of up to 512 rows), and compiled (the same through ``torch.compile``,
 ``graph_rule="compiled"``, with the options the system uses).
 
 The configurations are the slow rows (off the closed form's fast path, not terminal) met by
@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     device = torch.device(args.device)
     pool, configs = slow_rows(args.sentences, max_length=40, device=device)
     print(f"{len(configs)} slow rows from random walks, width {pool.head.shape[1]}")
-    # As the CUDA-graph variant calls it: the both-registers search on at most SEARCH_ROWS rows.
+    # As the CUDA-graph variant calls it in a batch of up to 512 rows (`search_limit`).
     tensor_rule = partial(exit_rule, search_rows=SEARCH_ROWS)
     compiled = partial(torch.compile(exit_rule, **COMPILE_OPTIONS), search_rows=SEARCH_ROWS)
     start = time.perf_counter()

@@ -187,8 +187,10 @@ def test_two_registers_greedy_rows_beyond_the_search_limit_wait_rather_than_give
 ) -> None:
     """Searching two rows a step, the greedy variant of the tensor rule makes the rows beyond
     them wait a step: it abandons fewer sentences than giving those rows up would, and every
-    sentence it finishes has greedy_decode's tree (waiting changes no scores)."""
+    sentence it finishes has greedy_decode's tree (waiting changes no scores).  A limit that
+    grows with the batch (one search per 8 rows here) gives up fewer too."""
     monkeypatch.setattr(two_registers_system, "SEARCH_ROWS", 2)
+    assert two_registers_system.search_limit(40) == 2
     _, encoded, system, model = _setup("two_registers", count=40, seed=1)
     tensor = get_system("two_registers", system.labels, graph_rule="tensor")
     waits = tensor.for_graphs()
@@ -202,6 +204,11 @@ def test_two_registers_greedy_rows_beyond_the_search_limit_wait_rather_than_give
         *_, given_up = fixed_length_greedy(model, gives_up, table, batch.lengths)
         *got, abandoned = fixed_length_greedy(model, waits, table, batch.lengths)
     assert int(abandoned.sum()) < int(given_up.sum())
+    monkeypatch.setattr(two_registers_system, "ROWS_PER_SEARCH", 8)
+    assert two_registers_system.search_limit(40) == 5
+    with torch.inference_mode():
+        *_, fewer = fixed_length_greedy(model, gives_up, table, batch.lengths)
+    assert int(fewer.sum()) < int(given_up.sum())
     for g, e in zip(got, expected, strict=True):
         assert torch.equal(g[~abandoned], e[~abandoned])
     graphed = GraphedSearch(model, tensor)(batch)

@@ -57,7 +57,7 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
 # `update_bookkeeping`, `mark_stack`), the fast rows' closed-form mask (`fast_rows`,
 # `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase, an
-# empty buffer with both registers held searched on at most SEARCH_ROWS rows a step, and not
+# empty buffer with both registers held searched on `search_limit(B)` rows a step, and not
 # with R2 = n and a stack deeper than EXACT_STACK_LIMIT words, which the host decides by
 # simulating the exit plans).  Not: every step, `transition_legal` reads which rows are slow
 # (`torch.nonzero`) and decides those on configurations rebuilt on the host (on the CPU the
@@ -85,11 +85,25 @@ COMPILE_OPTIONS: dict[str, object] = {"dynamic": True, "fullgraph": True}
 every batch shape, failing rather than breaking into pieces."""
 
 SEARCH_ROWS = 8
-"""How many configurations a step of the :meth:`~TwoRegisters.for_graphs` variant searches
+"""The fewest configurations a step of the :meth:`~TwoRegisters.for_graphs` variant searches
 with an empty buffer and both registers held
-(:func:`~neuralparse.systems.two_registers.tensor_both_registers.search_some`): such rows are
-rare.  A row beyond them is left undecided: greedy decoding makes it wait a step, beam search
+(:func:`~neuralparse.systems.two_registers.tensor_both_registers.search_some`; None: every
+one, for tests); :func:`search_limit` gives a large batch more.  Such rows are rare.  A row
+beyond the limit is left undecided: greedy decoding makes it wait a step, beam search
 abandons it (decoded again eagerly)."""
+ROWS_PER_SEARCH = 64
+"""A batch of ``B`` rows searches ``B / ROWS_PER_SEARCH`` configurations a step (at least
+:data:`SEARCH_ROWS`): the search grows with the batch as the rest of a step does, so a large
+batch (a beam's items) does not queue for a fixed number of searches."""
+
+
+def search_limit(batch_size: int) -> int | None:
+    """How many configurations a step of a batch of ``batch_size`` rows searches (a Python
+    integer, fixed for a CUDA graph's batch)."""
+    if SEARCH_ROWS is None:
+        return None
+    return max(SEARCH_ROWS, -(-batch_size // ROWS_PER_SEARCH))
+
 
 TRANSITION_NAMES = tuple(move.engine_name for move in Move)
 """The engine's transition names, in ``Move`` order (transition id == ``Move`` value)."""
@@ -277,7 +291,7 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held beyond
-        :data:`SEARCH_ROWS` rows of a step, where greedy decoding waits instead, or with
+        :func:`search_limit` rows of a step, where greedy decoding waits instead, or with
         R2 = n and a stack deeper than ``EXACT_STACK_LIMIT`` words): fewer sentences
         decoded twice, about eighteen times the operators per step; ``"compiled"``
         decides the same through ``torch.compile`` (:data:`COMPILE_OPTIONS`), whose fused
@@ -349,7 +363,7 @@ class TwoRegisters(TransitionSystem):
         item (:func:`~neuralparse.search.beam.fixed_length_beam`).
 
         In greedy decoding with ``graph_rule`` "tensor" or "compiled", a row that the rule
-        leaves undecided (more rows to search than :data:`SEARCH_ROWS`) is not abandoned but
+        leaves undecided (more rows to search than :func:`search_limit`) is not abandoned but
         waits: it takes no transition in that step and is searched again in the next, which
         changes no tree since a configuration's scores do not depend on the step.  A row
         still unfinished when the steps run out is abandoned then.  Beam search cannot wait
@@ -391,7 +405,8 @@ class TwoRegisters(TransitionSystem):
                 # Exact on every row it touches, so fast rows may be refreshed too.
                 every = torch.arange(state.batch_size, device=state.device)
                 refresh_bookkeeping(state, every, view)
-                rule_legal, rule_roots, decided = self.exit_rule(view, SEARCH_ROWS)
+                limit = search_limit(state.batch_size)
+                rule_legal, rule_roots, decided = self.exit_rule(view, limit)
                 use = (slow & decided)[:, None]
                 legal = torch.where(use, rule_legal, legal)
                 roots = torch.where(use, rule_roots, roots)
