@@ -47,6 +47,20 @@ def test_inspectable_without_hydra(parser: Parser) -> None:
     assert str(parser.device) == "cpu"
 
 
+def test_the_arc_weight_option_of_a_model_without_an_arc_scorer(parser: Parser) -> None:
+    """The tiny model has no arc scorer: ``arc_weight=0`` parses as the default does, a
+    weight above 0 is refused, as is a negative one."""
+    assert parser.model.arcs is None
+    text = ["w1 w2 w3 .", "w4 w5"]
+    assert [s.heads for s in parser.parse(text, arc_weight=0)] == [
+        s.heads for s in parser.parse(text)
+    ]
+    with pytest.raises(InputError, match=r"arc_weight=0\.5: this model has no arc scorer"):
+        parser.parse(text, arc_weight=0.5)
+    with pytest.raises(InputError, match="arc_weight must be a number >= 0"):
+        parser.parse(text, arc_weight=-1)
+
+
 def test_parse_strings_token_lists_and_sentences(parser: Parser) -> None:
     tagged = Sentence.from_words(["w3", "w4"], upos=["NOUN", "VERB"], misc=["A=1", "_"])
     parsed = parser.parse(["w1  w2 unseen .", ["Pre", "tokenized", "w 5"], tagged])

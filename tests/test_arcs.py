@@ -180,3 +180,27 @@ def test_the_arc_term_decodes_trees_of_the_system_eagerly_and_from_padded_batche
         with torch.inference_mode():
             assert model.encode(batch).arc_log_probs is None
         assert not torch.equal(greedy_decode(model, system, batch)[0], heads)
+
+
+def test_the_arc_weight_is_chosen_when_decoding() -> None:
+    """``encode(batch, arc_weight)`` overrides the model's weight (0 leaves the arc scorer
+    out, as a model whose weight is 0); one graphed search keeps its graphs per weight, each
+    giving the eager trees of its weight."""
+    encoded, system, model = _untrained_with_arcs("arc_eager", count=20, seed=7)
+    batch = encoded.batch(torch.arange(20))
+    search = GraphedSearch(model, system)
+    trees: dict[float, torch.Tensor] = {}
+    with torch.inference_mode():
+        for weight in (None, 0.0, 0.4, None, 0.0):
+            table = model.encode(batch, weight)
+            effective = 1.0 if weight is None else weight
+            assert (table.arc_log_probs is None) == (effective == 0)
+            assert table.arc_weight == effective
+            expected = greedy_decode(model, system, batch, table)
+            got = search(batch, table)
+            assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
+            assert torch.equal(trees.setdefault(effective, expected[0]), expected[0])
+    assert len(search.graphs) == 3
+    assert not torch.equal(trees[0.0], trees[1.0])
+    model.config = dataclasses.replace(model.config, arc_decoding_weight=0.0)
+    assert torch.equal(greedy_decode(model, system, batch)[0], trees[0.0])

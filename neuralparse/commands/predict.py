@@ -5,7 +5,7 @@
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
         [first_chunk_size=N] [input_format=auto|conllu|text|raw] [lang=CODE]
         [tags=auto|predict|keep] [deps=clear|keep] [lenient=true] [progress=false] [threads=N]
-        [cuda_graphs=false] [workers=auto|N] [precision=float32|bfloat16]
+        [cuda_graphs=false] [workers=auto|N] [precision=float32|bfloat16] [arc_weight=W]
 
 ``-`` is standard input / output.  CoNLL-U input keeps every byte except HEAD and DEPREL and
 the tags that ``tags`` lets the model write (``auto``: the empty UPOS/XPOS/FEATS cells) and
@@ -99,6 +99,9 @@ class PredictConfig:
     first_chunk_size: int | None = None
     """Sentences in the first chunk, doubling up to chunk_size (earlier first output, some
     speed lost); None: chunk_size / 16 (at least 256) on CUDA, chunk_size on the CPU."""
+    arc_weight: float | None = None
+    """Weight of the arc scorer's term in decoding: null (the model's, 0.75 in the default
+    model) or a number >= 0; 0 decodes with the transition scores alone, faster."""
     cuda_graphs: bool = True
     """On CUDA, replay greedy decoding from CUDA graphs where the system allows it."""
     precision: str = "float32"

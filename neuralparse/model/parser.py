@@ -128,16 +128,23 @@ class ParserModel(nn.Module):
             return None
         return self.encoder.chars(corpus.char_table.to(device))
 
-    def encode(self, batch: ModelInput) -> TokenTable:
-        return self.encode_and_tag(batch)[0]
+    def encode(self, batch: ModelInput, arc_weight: float | None = None) -> TokenTable:
+        return self.encode_and_tag(batch, arc_weight)[0]
 
-    def encode_and_tag(self, batch: ModelInput) -> tuple[TokenTable, dict[str, Tensor]]:
+    def encode_and_tag(
+        self, batch: ModelInput, arc_weight: float | None = None
+    ) -> tuple[TokenTable, dict[str, Tensor]]:
         """The projected token table and the tagging heads' scores
-        ``{column: [B, T + 1, classes]}`` (row 0 is the root's)."""
+        ``{column: [B, T + 1, classes]}`` (row 0 is the root's).  With an arc scorer and an
+        arc term's weight above 0 (``arc_weight``, default the config's
+        ``arc_decoding_weight``), the table carries the arc log-probabilities and the weight
+        that decoding gives them."""
+        weight = self.config.arc_decoding_weight if arc_weight is None else arc_weight
         vectors, tag_scores = self.encoder(batch)
         table = self.scorer.project(vectors)
-        if self.arcs is not None and self.config.arc_decoding_weight > 0:
+        if self.arcs is not None and weight > 0:
             table.arc_log_probs = self.arcs.head_log_probs(vectors, batch.lengths)
+            table.arc_weight = weight
         return table, tag_scores
 
     @staticmethod

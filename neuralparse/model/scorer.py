@@ -32,6 +32,9 @@ class TokenTable:
     arc_log_probs: Tensor | None = None
     """``[B, width - 1, width]``: log P(head of word ``i + 1`` is ``h``) in row ``i``, column
     ``h`` (:meth:`neuralparse.model.arcs.ArcScorer.head_log_probs`), or None."""
+    arc_weight: float = 0.0
+    """The weight of the arc term in decoding (:mod:`neuralparse.search.arc_term`), with
+    ``arc_log_probs``."""
 
     def in_float32(self) -> TokenTable:
         """This table with float32 rows (a projection computed in bfloat16 has bfloat16 rows,
@@ -39,7 +42,8 @@ class TokenTable:
         if self.rows.dtype == torch.float32:
             return self
         arcs = self.arc_log_probs
-        return TokenTable(self.rows.float(), self.width, None if arcs is None else arcs.float())
+        arcs = None if arcs is None else arcs.float()
+        return TokenTable(self.rows.float(), self.width, arcs, self.arc_weight)
 
     @property
     def null_row(self) -> int:

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor
 from tqdm import tqdm
 
-from neuralparse.errors import InputError
+from neuralparse.errors import InputError, OptionError
 from neuralparse.io import Sentence
 from neuralparse.io.sentence import is_tag_value
 from neuralparse.model.encoder import NOT_A_TAG
@@ -62,9 +62,14 @@ def decode(
     there on first use); without a cache it decodes eagerly.  The encoder runs at
     ``options.precision``, the search in float32."""
     model = parser.model
+    if options.arc_weight and model.arcs is None:
+        raise OptionError(
+            f"arc_weight={options.arc_weight}: this model has no arc scorer (its decoding "
+            "uses the transition scores alone); leave arc_weight unset or 0"
+        )
     device = batch.lengths.device
     with encoding_precision(device, options.precision):
-        table, tag_scores = model.encode_and_tag(batch)
+        table, tag_scores = model.encode_and_tag(batch, options.arc_weight)
     table = table.in_float32()
     tags = model.best_tags(tag_scores)
     beam_size = options.beam_size if options.search == "beam" else None

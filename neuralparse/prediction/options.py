@@ -47,6 +47,11 @@ class PredictOptions:
     16`` (at least 256) on CUDA, where the first chunk's batch shapes are also recorded as CUDA
     graphs before anything can be written; ``chunk_size`` on the CPU (English-EWT dev on the
     CPU took 1.45 times as long in chunks of 625, 1,250 and 126 sentences as in one)."""
+    arc_weight: float | None = None
+    """The weight of the arc scorer's term in decoding (:mod:`neuralparse.search.arc_term`):
+    ``None`` uses the model's (``model.arc_decoding_weight``, 0.75 in the default model); ``0``
+    decodes with the transition scores alone, faster (the arc scorer is not run) and a
+    little less accurate.  A model without an arc scorer accepts only ``None`` or 0."""
     cuda_graphs: bool = True
     """On CUDA, replay greedy decoding and beam search from CUDA graphs for the systems that
     allow it (:mod:`neuralparse.search.graphs`); same trees, far less host work per
@@ -84,6 +89,13 @@ class PredictOptions:
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be positive, got {getattr(self, name)}")
         check_precision(self.precision)
+        weight = self.arc_weight
+        if weight is not None and (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float)
+            or not 0 <= weight < float("inf")
+        ):
+            raise InputError(f"arc_weight must be a number >= 0 or None, got {weight!r}")
         if self.first_chunk_size is not None and self.first_chunk_size < 1:
             raise InputError(f"first_chunk_size must be positive, got {self.first_chunk_size}")
         if self.workers != "auto" and (

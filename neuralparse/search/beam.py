@@ -294,8 +294,7 @@ class _Beam:
         features = system.features(state)
         raw = model.score(table, self.rows, features, summary)
         if table.arc_log_probs is not None:
-            weight = model.config.arc_decoding_weight
-            raw = with_arc_term(system, table, self.rows, features, raw, legal, weight)
+            raw = with_arc_term(system, table, self.rows, features, raw, legal, table.arc_weight)
         successors, masked = successor_scores(self.scores, raw, legal, finished)
         # The greedy derivation's next action: greedy_decode's argmax (column 0 when done).
         greedy_rows = self.first_item + self.greedy_item

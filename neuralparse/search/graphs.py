@@ -24,8 +24,8 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   synchronising operators.  A system that needs the host only in rare configurations
   (two-registers' register phases) offers a host-free variant for greedy graphs
   (``TransitionSystem.for_graphs``) that abandons a configuration where it would need the
-  host (or, with its exit rule in tensors, lets it wait a step for the search, a fixed
-  number of rows a step, and abandons it if the steps run out); after the replay the
+  host (or, with its exit rule in tensors, lets it wait a step for the search, which takes
+  a limited number of rows a step, and abandons it if the steps run out); after the replay the
   abandoned sentences (one host read per batch says which) are decoded again by the eager
   loop, so the trees are still the eager loop's.  Swap, whose steps are host-free but whose
   bound is quadratic, does the same with a linear budget of
@@ -158,7 +158,8 @@ class GraphedSearch:
         self.recorded = recorded
         """The system the graphs run: ``system.for_graphs(beam=...)``."""
         self.beam_size = beam_size
-        self.graphs: OrderedDict[tuple[int, int], _Graph] = OrderedDict()
+        self.graphs: OrderedDict[tuple[int, int, float], _Graph] = OrderedDict()
+        """By bucket (sentences, width) and the arc term's weight, which a graph records."""
         self.storage: dict[str, Tensor] = {}
         """Flat storage of the projected tokens (``rows``) and of the arc log-probabilities
         (``arcs``), shared by every graph's input table."""
@@ -185,11 +186,11 @@ class GraphedSearch:
         if self.failure is not None:
             return self._eager(batch, table)
         sentences, width = batch.lengths.shape[0], table.width
-        key = (bucket(sentences, ROW_BUCKET), bucket(width, WIDTH_BUCKET))
+        key = (bucket(sentences, ROW_BUCKET), bucket(width, WIDTH_BUCKET), table.arc_weight)
         entry = self.graphs.pop(key, None)
         if entry is None:
             try:
-                entry = self._record(*key, table)
+                entry = self._record(*key[:2], table)
             except RuntimeError as error:
                 self.failure = str(error)
                 self.graphs.clear()
@@ -202,7 +203,8 @@ class GraphedSearch:
             self.graphs.popitem(last=False)
         self._fill(entry, table, batch.lengths)
         if entry.graph is None:
-            outputs = self._fixed_length(TokenTable(entry.rows, key[1], entry.arcs), entry.lengths)
+            replayed = TokenTable(entry.rows, key[1], entry.arcs, table.arc_weight)
+            outputs = self._fixed_length(replayed, entry.lengths)
         else:
             entry.graph.replay()
             outputs = entry.outputs  # written by the replay
@@ -257,7 +259,7 @@ class GraphedSearch:
         lengths = torch.ones(sentences, dtype=torch.long, device=device)
         if device.type != "cuda":
             return _Graph(rows, lengths, arcs)
-        table = TokenTable(rows, width, arcs)
+        table = TokenTable(rows, width, arcs, like.arc_weight)
         # A first run on a side stream initialises what capture may not (library handles,
         # the system's action tables on this device), as torch.cuda.graph requires.
         side = torch.cuda.Stream(device)

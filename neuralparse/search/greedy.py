@@ -71,7 +71,7 @@ def greedy_step(
             legal = legal.index_select(1, scored)
     with timer("scorer"):
         if table.arc_log_probs is not None:
-            weight = model.config.arc_decoding_weight
+            weight = table.arc_weight
             scores = with_arc_term(system, table, rows, features, scores, legal, weight, scored)
         best = mask_illegal(scores, legal).argmax(1)
         actions = best if scored is None else scored[best]
