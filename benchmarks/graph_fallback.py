@@ -16,7 +16,7 @@ the batches prediction uses, and reports the sentences and words searched again.
 
 ``--batch-tokens`` sets prediction's ``batch_tokens`` (``beam_batch_tokens`` with a beam, which
 counts each sentence's ``K`` items): a GPU run may use larger batches than the default, and a
-limit per step (two-registers' ``SEARCH_ROWS``) binds more often in a larger batch.
+limit per step (two-registers' ``search_limit``) can bind more often in a larger batch.
 """
 
 from __future__ import annotations
