@@ -96,9 +96,10 @@ class Parser:
         train.py: CUDA when available; or ``cpu``, ``cuda``, ``cuda:1``);
         ``options`` are :class:`~neuralparse.prediction.PredictOptions` fields (``search``,
         ``beam_size``, ``batch_size``, ``batch_tokens``, ``beam_batch_tokens``, ``chunk_size``,
-        ``first_chunk_size``, ``cuda_graphs``, ``tags``, ...).  A bad checkpoint, device or
-        option raises an :class:`~neuralparse.errors.InputError` (a checkpoint's is a
-        ``CheckpointError``, an option's an :class:`~neuralparse.errors.OptionError`)."""
+        ``first_chunk_size``, ``cuda_graphs``, ``tags``, ``arc_weight``, ...).  A bad
+        checkpoint, device or option raises an :class:`~neuralparse.errors.InputError` (a
+        checkpoint's is a ``CheckpointError``, an option's an
+        :class:`~neuralparse.errors.OptionError`)."""
         device = resolve_device(device)
         return cls(load_parser(path, device), device, predict_options(PredictOptions(), options))
 
