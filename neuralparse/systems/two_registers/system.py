@@ -410,10 +410,12 @@ class TwoRegisters(TransitionSystem):
                 use = (slow & decided)[:, None]
                 legal = torch.where(use, rule_legal, legal)
                 roots = torch.where(use, rule_roots, roots)
-                abandon = slow & ~decided
-                if self.waits_undecided_rows:
-                    state.scalars["waiting"] = abandon.long()
-                    abandon = torch.zeros_like(abandon)
+                undecided = slow & ~decided
+                if self.waits_undecided_rows:  # greedy: searched again next step
+                    state.scalars["waiting"] = undecided.long()
+                    abandon = torch.zeros_like(undecided)
+                else:
+                    abandon = undecided
             state.scalars["abandoned"] = state.scalars["abandoned"] | abandon.long()
             return legal, roots
         index = torch.nonzero(slow).flatten()
@@ -459,8 +461,7 @@ class TwoRegisters(TransitionSystem):
                 apply_move(configs[b], move)
         fast = fast_rows(state)
         s1 = state.pool.token[state.tops["stack"]]
-        builds, dep, head = _apply_tensors(state, active, transitions, labels, fast, s1)
-        del builds, dep, head
+        _apply_tensors(state, active, transitions, labels, fast, s1)
 
     def features(self, state: State) -> Tensor:
         registers = torch.stack([state.scalars["r1"], state.scalars["r2"]], 1)
@@ -522,10 +523,10 @@ class TwoRegisters(TransitionSystem):
 
 def _apply_tensors(
     state: State, active: Tensor, transitions: Tensor, labels: Tensor, fast: Tensor, s1: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> None:
     """Table 2 as tensor operations over the batch (constant work per configuration), with
     the mask's book-keeping (``fast``: the rows :func:`fast_rows` accepted before the step,
-    ``s1``: their stack tops).  Returns the arcs built: ``(builds, dependent, head)``."""
+    ``s1``: their stack tops); the arcs built go to the state's arc log."""
     s = state.scalars
     front, r1, r2 = s["front"], s["r1"], s["r2"]
     s0 = state.pool.token[state.tops["stack"]]
@@ -586,4 +587,3 @@ def _apply_tensors(
     s["covered1"] = torch.where(clear, 0, s["covered1"])
     s["covered2"] = torch.where(clear, 0, s["covered2"])
     s["front"] = front + (shift | right | store).long() - (clear & (gamma_t >= 0)).long()
-    return builds, dep, head
