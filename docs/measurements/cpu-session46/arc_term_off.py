@@ -1,23 +1,44 @@
-"""Test LAS of study checkpoints with the arc term's weight as trained (0.75) and 0."""
-import json, sys, torch
+"""Dev and test LAS of the study's checkpoints with the arc term at the model's weight (0.75)
+and off (``arc_weight=0``), untagged input, greedy, one thread.
+
+    python docs/measurements/cpu-session46/arc_term_off.py TB SPLITS SYSTEMS SEEDS OUT
+    (e.g. got_proiel dev,test arc_standard,swap 1,2,3 out.json)
+"""
+
+import json
+import sys
 from pathlib import Path
+
+import torch
+
 from neuralparse.api import Parser
-torch.set_num_threads(1)
-tb = sys.argv[1]; splits = sys.argv[2].split(",")
-systems = sys.argv[3].split(",")
-seeds = sys.argv[4].split(",")
-gold = {"got_proiel": "UD_Gothic-PROIEL", "hu_szeged": "UD_Hungarian-Szeged", "el_gdt": "UD_Greek-GDT", "tr_imst": "UD_Turkish-IMST"}[tb]
-golds = {s: f"/work/shared/data/ud/{gold}/{s}.conllu" for s in splits}
-out = {}
-for system in systems:
-    for seed in seeds:
-        ck = Path(f"experiments/study_runs_arc_scorer/{tb}/{system}/seed{seed}/checkpoint.pt")
-        row = {}
-        for w in (None, 0.0):
-            p = Parser.load(ck, device="cpu", arc_weight=w)
-            for split, gold in golds.items():
-                m = p.evaluate(gold, untagged=True)
-                row[split + ("/model" if w is None else "/0")] = (round(m["las"], 2), round(m["uas"], 2))
-        out[f"{system}/seed{seed}"] = row
-        print(system, seed, row, flush=True)
-json.dump(out, open(f"/tmp/prof/armw_{tb}.json", "w"), indent=1)
+
+TREEBANKS = {
+    "got_proiel": "UD_Gothic-PROIEL",
+    "hu_szeged": "UD_Hungarian-Szeged",
+    "el_gdt": "UD_Greek-GDT",
+    "tr_imst": "UD_Turkish-IMST",
+}
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    treebank, splits, systems, seeds, out_path = sys.argv[1:6]
+    files = {s: f"/work/shared/data/ud/{TREEBANKS[treebank]}/{s}.conllu" for s in splits.split(",")}
+    out = {}
+    for system in systems.split(","):
+        for seed in seeds.split(","):
+            run = Path(f"experiments/study_runs_arc_scorer/{treebank}/{system}/seed{seed}")
+            row = {}
+            for weight, name in ((None, "model"), (0.0, "0")):
+                parser = Parser.load(run / "checkpoint.pt", device="cpu", arc_weight=weight)
+                for split, gold in files.items():
+                    scores = parser.evaluate(gold, untagged=True)
+                    row[f"{split}/{name}"] = (round(scores["las"], 2), round(scores["uas"], 2))
+            out[f"{system}/seed{seed}"] = row
+            print(system, seed, row, flush=True)
+    Path(out_path).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
