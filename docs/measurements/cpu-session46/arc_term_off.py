@@ -21,16 +21,18 @@ TREEBANKS = {
 }
 
 
-def main() -> None:
+def evaluate_runs(argv: list[str], weights: dict[str, float | None]) -> None:
+    """Score the runs named by ``argv`` (TB SPLITS SYSTEMS SEEDS OUT) at each of ``weights``
+    (column name -> ``arc_weight``), print a line per run and save the table as JSON."""
     torch.set_num_threads(1)
-    treebank, splits, systems, seeds, out_path = sys.argv[1:6]
+    treebank, splits, systems, seeds, out_path = argv
     files = {s: f"/work/shared/data/ud/{TREEBANKS[treebank]}/{s}.conllu" for s in splits.split(",")}
     out = {}
     for system in systems.split(","):
         for seed in seeds.split(","):
             run = Path(f"experiments/study_runs_arc_scorer/{treebank}/{system}/seed{seed}")
             row = {}
-            for weight, name in ((None, "model"), (0.0, "0")):
+            for name, weight in weights.items():
                 parser = Parser.load(run / "checkpoint.pt", device="cpu", arc_weight=weight)
                 for split, gold in files.items():
                     scores = parser.evaluate(gold, untagged=True)
@@ -41,4 +43,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    evaluate_runs(sys.argv[1:6], {"model": None, "0": 0.0})

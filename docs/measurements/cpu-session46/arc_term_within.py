@@ -6,23 +6,14 @@ their own.  Untagged input, greedy, one thread.
     python docs/measurements/cpu-session46/arc_term_within.py TB SPLITS SYSTEMS SEEDS OUT
 """
 
-import json
 import sys
-from pathlib import Path
 
 import torch
+from arc_term_off import evaluate_runs  # beside this script
 
 import neuralparse.search.beam as beam_module
 import neuralparse.search.greedy as greedy_module
-from neuralparse.api import Parser
 from neuralparse.search.arc_term import with_arc_term
-
-TREEBANKS = {
-    "got_proiel": "UD_Gothic-PROIEL",
-    "hu_szeged": "UD_Hungarian-Szeged",
-    "el_gdt": "UD_Greek-GDT",
-    "tr_imst": "UD_Turkish-IMST",
-}
 
 
 def within(system, table, rows, features, scores, legal, weight, actions=None):
@@ -40,25 +31,7 @@ def within(system, table, rows, features, scores, legal, weight, actions=None):
     return torch.where(is_arc, log_p + weight * term - after + before, log_p.where(legal, scores))
 
 
-def main() -> None:
+if __name__ == "__main__":
     greedy_module.with_arc_term = within
     beam_module.with_arc_term = within
-    torch.set_num_threads(1)
-    treebank, splits, systems, seeds, out_path = sys.argv[1:6]
-    files = {s: f"/work/shared/data/ud/{TREEBANKS[treebank]}/{s}.conllu" for s in splits.split(",")}
-    out = {}
-    for system in systems.split(","):
-        for seed in seeds.split(","):
-            run = Path(f"experiments/study_runs_arc_scorer/{treebank}/{system}/seed{seed}")
-            parser = Parser.load(run / "checkpoint.pt", device="cpu")
-            row = {}
-            for split, gold in files.items():
-                scores = parser.evaluate(gold, untagged=True)
-                row[f"{split}/within"] = (round(scores["las"], 2), round(scores["uas"], 2))
-            out[f"{system}/seed{seed}"] = row
-            print(system, seed, row, flush=True)
-    Path(out_path).write_text(json.dumps(out, indent=1))
-
-
-if __name__ == "__main__":
-    main()
+    evaluate_runs(sys.argv[1:6], {"within": None})
