@@ -263,14 +263,20 @@ NAMES = tuple(step.name for step in STEPS)
 
 
 def run_session(
-    steps: Sequence[Step], ctx: Context, budget_seconds: float, log: Path
+    steps: Sequence[Step],
+    ctx: Context,
+    budget_seconds: float,
+    log: Path,
+    progress: Callable[[list[dict]], None] = lambda records: None,
 ) -> list[dict]:
-    """Run ``steps`` in order within ``budget_seconds``; one record per step."""
+    """Run ``steps`` in order within ``budget_seconds``; one record per step, handed to
+    ``progress`` after every step (a lent machine can be taken back mid-session)."""
     start = time.perf_counter()
     records: list[dict] = []
     succeeded: set[str] = set()
     with log.open("w", encoding="utf-8") as sink:
         for step in steps:
+            progress(records)
             command = step.command(ctx)
             record: dict = {"step": step.name, "command": " ".join(command)}
             provided = ctx.provided_model(step.trains) if step.trains is not None else None
@@ -325,17 +331,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     device = "cpu" if args.rehearse else args.device
     wanted = [step for step in STEPS if args.steps is None or step.name in args.steps]
     args.out.mkdir(parents=True, exist_ok=True)
+    command = " ".join(["python -m benchmarks.gpu_session", *(argv or sys.argv[1:])])
+
+    def save(records: list[dict]) -> list[str]:
+        """Write ``session.json`` as it stands; the names of the steps that failed."""
+        failed = [r["step"] for r in records if r.get("status") not in (0, None)]
+        session = {"command": command, "device": device, "steps": records, "failed": failed}
+        text = json.dumps(session, indent=2) + "\n"
+        (args.out / "session.json").write_text(text, "utf-8")
+        return failed
+
     with tempfile.TemporaryDirectory(prefix="gpu_session_") as scratch:
         ctx = Context(device, Path(scratch), args.rehearse, args.train_minutes, args.models)
-        records = run_session(wanted, ctx, 60 * args.budget_minutes, args.out / "session.log")
-    failed = [r["step"] for r in records if r.get("status") not in (0, None)]
-    session = {
-        "command": " ".join(["python -m benchmarks.gpu_session", *(argv or sys.argv[1:])]),
-        "device": device,
-        "steps": records,
-        "failed": failed,
-    }
-    (args.out / "session.json").write_text(json.dumps(session, indent=2) + "\n", "utf-8")
+        log = args.out / "session.log"
+        records = run_session(wanted, ctx, 60 * args.budget_minutes, log, save)
+    failed = save(records)
     print(f"saved {args.out / 'session.json'}; failed: {', '.join(failed) or 'none'}")
     return 1 if failed else 0
 
