@@ -18,7 +18,7 @@ from neuralparse.model.arcs import ArcScores
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.scorer import TokenTable
 from neuralparse.model.vocab import Vocabularies, vocabularies_for
-from neuralparse.runtime.checkpoint import load_parser
+from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
 from neuralparse.search import greedy_decode, greedy_parse_corpus
 from neuralparse.search.arc_term import with_arc_term
 from neuralparse.search.beam import beam_decode
@@ -27,7 +27,7 @@ from neuralparse.systems import SYSTEMS, get_system
 from neuralparse.training.losses import arc_loss
 from neuralparse.training.trainer import CHECKPOINT_NAME, loss_on_batch, prepare, train
 from neuralparse.trees.core import check_tree
-from tests.parser_fixtures import make_corpus
+from tests.parser_fixtures import LABELS, make_corpus
 from tests.test_greedy import TINY, _setup
 from tests.test_training import tiny_config
 
@@ -148,6 +148,7 @@ def _untrained_with_arcs(system_name: str, count: int, seed: int):
     non-zero bilinear term (it starts at zero)."""
     config = dataclasses.replace(TINY, arc_loss_weight=1.0, arc_decoding_weight=1.0)
     _, encoded, system, model = _setup(system_name, count, seed, config)
+    model.arc_term = True  # the term on every system, also where it is off by default
     with torch.no_grad():
         model.arcs.bilinear.normal_(0.0, 1.0)
     return encoded, system, model
@@ -204,3 +205,27 @@ def test_the_arc_weight_is_chosen_when_decoding() -> None:
     assert not torch.equal(trees[0.0], trees[1.0])
     model.config = dataclasses.replace(model.config, arc_decoding_weight=0.0)
     assert torch.equal(greedy_decode(model, system, batch)[0], trees[0.0])
+
+
+@pytest.mark.parametrize("system_name", sorted(SYSTEMS))
+def test_the_arc_term_is_off_by_default_where_shift_defers_the_offered_arcs(
+    tmp_path: Path, system_name: str
+) -> None:
+    """A model decodes with its ``arc_decoding_weight`` unless its system's arcs join two
+    stack words (arc-standard, arc-hybrid, swap): there the default weight is 0, built and
+    loaded alike, and an explicit weight still wins."""
+    system = get_system(system_name, ["root", *LABELS])
+    corpus = make_corpus(4, seed=1)
+    vocabs = vocabularies_for(corpus, ModelConfig(arc_loss_weight=1.0))
+    config = dataclasses.replace(TINY, arc_loss_weight=1.0, arc_decoding_weight=0.5)
+    model = ParserModel.for_system(vocabs, config, system).eval()
+    expected = 0.0 if system_name in ("arc_standard", "arc_hybrid", "swap") else 0.5
+    assert model.default_arc_weight == expected
+    batch = EncodedCorpus.build(corpus, vocabs).batch(torch.arange(4))
+    with torch.inference_mode():
+        assert model.encode(batch).arc_weight == expected
+        assert model.encode(batch, 0.25).arc_weight == 0.25
+    path = tmp_path / "model.pt"
+    data = checkpoint_data(model=model, system=system, system_options={}, vocabs=vocabs, config={})
+    save_checkpoint(path, data)
+    assert load_parser(path).model.default_arc_weight == expected

@@ -67,9 +67,13 @@ class ParserModel(nn.Module):
         n_features: int,
         n_actions: int,
         n_summary: int = 0,
+        arc_term: bool = True,
     ) -> None:
         super().__init__()
         self.config = ModelConfig.coerce(config)
+        self.arc_term = arc_term
+        """Whether decoding applies the config's ``arc_decoding_weight`` when the caller names
+        no weight: the system's :attr:`TransitionSystem.arc_term_by_default`."""
         self.n_features = n_features
         self.n_actions = n_actions
         self.n_summary = n_summary
@@ -104,7 +108,13 @@ class ParserModel(nn.Module):
             len(system.feature_names),
             system.num_actions,
             summary_feature_size(system),
+            system.arc_term_by_default,
         )
+
+    @property
+    def default_arc_weight(self) -> float:
+        """The arc term's weight in decoding when the caller names none."""
+        return self.config.arc_decoding_weight if self.arc_term else 0.0
 
     @property
     def tagged_columns(self) -> tuple[str, ...]:
@@ -136,10 +146,9 @@ class ParserModel(nn.Module):
     ) -> tuple[TokenTable, dict[str, Tensor]]:
         """The projected token table and the tagging heads' scores
         ``{column: [B, T + 1, classes]}`` (row 0 is the root's).  With an arc scorer and an
-        arc term's weight above 0 (``arc_weight``, default the config's
-        ``arc_decoding_weight``), the table carries the arc log-probabilities and the weight
-        that decoding gives them."""
-        weight = self.config.arc_decoding_weight if arc_weight is None else arc_weight
+        arc term's weight above 0 (``arc_weight``, default :attr:`default_arc_weight`), the
+        table carries the arc log-probabilities and the weight that decoding gives them."""
+        weight = self.default_arc_weight if arc_weight is None else arc_weight
         vectors, tag_scores = self.encoder(batch)
         table = self.scorer.project(vectors)
         if self.arcs is not None and weight > 0:

@@ -264,6 +264,7 @@ def rebuild(
             description["n_features"],
             description["n_actions"],
             description.get("n_summary", 0),
+            system.arc_term_by_default,
         )
     except (InputError, TypeError, ValueError, KeyError, RuntimeError) as error:
         raise CheckpointError(

@@ -68,6 +68,8 @@ class ArcHybrid(TransitionSystem):
     transitions = ArcStandard.transitions
     arc_transitions = ArcStandard.arc_transitions
     arc_operands = MappingProxyType({"LEFT-ARC": ("b0", "s0"), "RIGHT-ARC": ("s1", "s0")})
+    # SHIFT defers an arc between two stack words rather than ruling it out: see the base.
+    arc_term_by_default = False
     terminal = ArcStandard.terminal
     in_class = ArcStandard.in_class
     max_transitions = ArcStandard.max_transitions

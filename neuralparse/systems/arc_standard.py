@@ -47,6 +47,8 @@ class ArcStandard(TransitionSystem):
     transitions = ("SHIFT", "LEFT-ARC", "RIGHT-ARC")
     arc_transitions = frozenset({"LEFT-ARC", "RIGHT-ARC"})
     arc_operands = MappingProxyType({"LEFT-ARC": ("s0", "s1"), "RIGHT-ARC": ("s1", "s0")})
+    # SHIFT defers an arc between two stack words rather than ruling it out: see the base.
+    arc_term_by_default = False
 
     def terminal(self, state: State) -> Tensor:
         return (state.sizes["stack"] == 1) & (state.buffer_size() == 0)

@@ -105,6 +105,16 @@ class TransitionSystem(ABC):
     (:mod:`neuralparse.search.arc_term`) weighs each such transition by the arc scorer's
     probability of its arc; a transition left out (three-step's Dist, whose head and dependent
     are not features) is scored by the transition scorer alone."""
+    arc_term_by_default: ClassVar[bool] = True
+    """Whether decoding applies the model's arc term (``model.arc_decoding_weight``) when the
+    caller names no weight (an explicit ``arc_weight`` always wins).  The term scores a
+    transition that builds none of the offered arcs by the probability that none of them is
+    right, which is what such a transition means where it separates their words for good
+    (arc-eager's SHIFT and REDUCE).  Where an arc joins two stack words (arc-standard's,
+    swap's, arc-hybrid's RIGHT-ARC), SHIFT only defers it, and the term pushes the arc before
+    its dependent has its own dependents: those systems lost 1.6-3.6 LAS with it on Gothic-PROIEL
+    and Greek-GDT (none on Hungarian-Szeged), where the others gained up to 0.6
+    (docs/results.md, "The arc term and the systems whose arcs join two stack words")."""
     graph_safe: ClassVar[bool] = False
     """Whether greedy decoding and beam search may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
