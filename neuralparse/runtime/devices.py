@@ -47,8 +47,9 @@ def resolve_device(name: str | torch.device, setting: str = "device") -> torch.d
 
 def to_device(tensor: Tensor, device: torch.device) -> Tensor:
     """``tensor`` on ``device``; to CUDA from pinned memory, a copy that does not wait for the
-    work queued before it (one from pageable memory waits for the device to be idle)."""
-    if device.type == "cuda":
+    work queued before it (one from pageable memory waits for the device to be idle); a tensor
+    already on a device (the character vectors a model computed there) is moved as it is."""
+    if device.type == "cuda" and tensor.device.type == "cpu":
         return tensor.pin_memory().to(device, non_blocking=True)
     return tensor.to(device)
 
