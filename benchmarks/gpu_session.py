@@ -18,7 +18,8 @@ before device time is spent on them (the test suite does this).  The steps, most
 first:
 
 * ``cuda_agreement``: every system's steps on CUDA against the CPU's
-  (``tests/systems/test_contract.py -k cuda``); ``device_check``: random walks and oracles;
+  (``tests/systems/test_contract.py -k cuda``) and a short training run on CUDA
+  (``tests/test_training.py -k cuda``); ``device_check``: random walks and oracles;
 * ``train_ewt``: the default model on English-EWT for ``--train-minutes``;
   ``ewt_greedy`` / ``ewt_beam``: English-EWT test file to file with it (``benchmarks.big_file``,
   one process and the default workers); ``big_file``: 100,000 sentences, time to first output
@@ -124,7 +125,9 @@ def _epoch_cost(ctx: Context, step: str, treebank: str, *more: str) -> list[str]
 
 
 def _cuda_agreement(ctx: Context) -> list[str]:
-    return ctx.module("pytest", "-q", str(ROOT / "tests/systems/test_contract.py"), "-k", "cuda")
+    names = ("systems/test_contract.py", "test_training.py")
+    files = [str(ROOT / "tests" / name) for name in names]
+    return ctx.module("pytest", "-q", *files, "-k", "cuda")
 
 
 def _device_check(ctx: Context) -> list[str]:

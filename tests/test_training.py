@@ -678,3 +678,14 @@ def test_dev_evaluation_on_graphs_scores_what_the_eager_loop_scores(
     replayed = train(cfg, tmp_path / "b" / "run")
     assert recorded == ["arc_eager"]
     assert [r["dev"] for r in replayed.history] == [r["dev"] for r in eager.history]
+
+
+def test_the_default_joint_model_trains_and_evaluates_on_cuda(tmp_path: Path) -> None:
+    """Two epochs on CUDA, character model and dev evaluation on graphs included (the
+    character vectors are computed on the device, so moving a batch must not pin them)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cfg = tiny_config(tmp_path, make_corpus(12, seed=4), max_epochs=2, device="cuda")
+    train(cfg, tmp_path / "run")
+    loaded = load_parser(tmp_path / "run" / CHECKPOINT_NAME, "cuda")
+    assert loaded.model.encoder.chars is not None
