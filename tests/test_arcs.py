@@ -229,3 +229,20 @@ def test_the_arc_term_is_off_by_default_where_shift_defers_the_offered_arcs(
     data = checkpoint_data(model=model, system=system, system_options={}, vocabs=vocabs, config={})
     save_checkpoint(path, data)
     assert load_parser(path).model.default_arc_weight == expected
+
+
+def test_growing_the_graph_inputs_keeps_the_graphs_recorded_before() -> None:
+    """A wider batch grows the shared inputs (the arc term's square in the width); the
+    narrower batch's graph stays, and replays its trees, rather than being recorded again."""
+    encoded, system, model = _untrained_with_arcs("arc_eager", count=20, seed=7)
+    by_length = encoded.lengths.argsort()
+    narrow, wide = encoded.batch(by_length[:6]), encoded.batch(by_length[-6:])
+    search = GraphedSearch(model, system)
+    first = search(narrow)
+    recorded = dict(search.graphs)
+    search(wide)
+    assert len(search.graphs) == 2
+    assert all(search.graphs[key] is entry for key, entry in recorded.items())
+    again = search(narrow)
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
+    assert torch.equal(again[0], greedy_decode(model, system, narrow)[0])

@@ -238,12 +238,15 @@ class GraphedSearch:
                 out[redo] = new
 
     def _input(self, name: str, shape: tuple[int, ...], like: Tensor) -> Tensor:
-        """A ``shape`` view of the shared input storage ``name``.  Growing the storage drops
-        the graphs that read the old one; it at least doubles, so that happens rarely."""
+        """A ``shape`` view of the shared input storage ``name``.  Growing the storage keeps
+        the graphs that read the old one (their views keep it alive): dropping them made
+        the next batch of their shape record again (a whole eager run and a capture), which
+        with the arc term's storage, square in the width, befell training's second dev
+        evaluation.  The storage at least doubles, so what the old ones hold is at
+        most as much again as the newest."""
         needed = math.prod(shape)
         storage = self.storage.get(name)
         if storage is None or storage.numel() < needed:
-            self.graphs.clear()
             grown = 2 * storage.numel() if storage is not None else 0
             # Zeros, not garbage: padding rows are scored too and must stay finite.
             storage = self.storage[name] = like.new_zeros(max(needed, grown))
