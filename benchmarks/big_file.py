@@ -32,7 +32,7 @@ through the transitions of systems whose derivations vary in length.  Linux only
 
     python -m benchmarks.big_file [--sentences 100000] [--workers 0 8 12 auto]
         [--device cpu|cuda] [--checkpoint PATH] [--threads N] [--chunk-size 10000]
-        [--search greedy|beam] [--warmup 2000] [--torchrun 2] [--source FILE]
+        [--search greedy|beam] [--arc-weight W] [--warmup 2000] [--torchrun 2] [--source FILE]
         [--out outputs/benchmarks/big_file.json]
 """
 
@@ -102,7 +102,11 @@ def parse_once(spec: dict[str, object]) -> dict[str, object]:
     torch.set_num_threads(int(spec["threads"]))  # type: ignore[call-overload]
     device = resolve_device(str(spec["device"]))
     parser = load_parser(str(spec["checkpoint"]), device)
-    common = {"chunk_size": spec["chunk_size"], "search": spec["search"]}
+    common = {
+        "chunk_size": spec["chunk_size"],
+        "search": spec["search"],
+        "arc_weight": spec["arc_weight"],
+    }
     workers = spec["workers"] if spec["workers"] == "auto" else int(spec["workers"])  # type: ignore[call-overload]
     if spec["warmup"]:
         predict_file(
@@ -277,6 +281,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chunk-size", type=int, default=10_000)
     parser.add_argument("--search", default="greedy")
     parser.add_argument("--warmup", type=int, default=2000, help="sentences parsed first")
+    parser.add_argument(
+        "--arc-weight", type=float, help="the arc term's weight (default: the model's)"
+    )
     parser.add_argument("--torchrun", type=int, default=0, help="also under torchrun, N ranks")
     parser.add_argument("--out", type=Path, default=DEFAULT_JSON)
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -305,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             spec = {
                 "checkpoint": str(checkpoint), "device": str(device), "threads": args.threads,
                 "chunk_size": args.chunk_size, "search": args.search,
+                "arc_weight": args.arc_weight,
                 "warmup": str(warmup) if args.warmup else "", "input": str(path),
                 "marker": str(workdir / "parsing"),
             }  # fmt: skip
@@ -317,6 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "model": str(args.checkpoint) if args.checkpoint else "untrained (default preset)",
         "chunk_size": args.chunk_size,
         "search": args.search,
+        "arc_weight": args.arc_weight,
         "environment": {
             **describe_machine(device),
             "threads": args.threads,

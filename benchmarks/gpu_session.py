@@ -22,8 +22,9 @@ first:
   (``tests/test_training.py -k cuda``); ``device_check``: random walks and oracles;
 * ``train_ewt``: the default model on English-EWT for ``--train-minutes``;
   ``ewt_greedy`` / ``ewt_beam``: English-EWT test file to file with it (``benchmarks.big_file``,
-  one process and the default workers); ``big_file``: 100,000 sentences, time to first output
-  and memory;
+  one process and the default workers); ``ewt_greedy_arc0``: greedy again without the arc
+  term (``--arc-weight 0``: what the term costs on the card); ``big_file``: 100,000
+  sentences, time to first output and memory;
 * ``epoch_cost_hu`` (every system, dev evaluation included) and ``epoch_cost_ewt``;
 * ``train_hu_two_registers``, ``train_hu_three_step``, ``train_hu_swap`` and ``graphs_hu``:
   greedy and beam 8 of the three with and without CUDA graphs on English-EWT test
@@ -201,6 +202,14 @@ STEPS: tuple[Step, ...] = (
         ("train_ewt",),
     ),
     Step(
+        "ewt_greedy_arc0",
+        0.7,
+        lambda ctx: _big_file(
+            ctx, "ewt_greedy_arc0", 2077, 2077, "--workers", "0", "--arc-weight", "0"
+        ),
+        ("train_ewt",),
+    ),
+    Step(
         "ewt_beam",
         0.7,
         lambda ctx: _big_file(ctx, "ewt_beam", 2077, 2077, "--workers", "0", "--search", "beam"),
@@ -208,7 +217,7 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "big_file",
-        1.5,
+        2.0,
         lambda ctx: _big_file(ctx, "big_file", 100_000, 2000, "--workers", "auto", "0"),
         ("train_ewt",),
     ),
@@ -244,7 +253,7 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "graphs_hu",
-        1.2,
+        5.0,
         _graphs_hu,
         ("train_hu_two_registers", "train_hu_three_step", "train_hu_swap"),
     ),
