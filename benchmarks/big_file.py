@@ -6,9 +6,11 @@ the tags, tree and enhanced graph blanked, as text nobody tagged or parsed, into
 folder (never into the project).  Then, for each ``--workers`` value (``0`` is the
 single-process path, ``auto`` the default policy of :func:`neuralparse.prediction.worker_count`)
 it parses that file with :func:`~neuralparse.prediction.predict_file` in a fresh process of its
-own, which loads the model, parses ``--warmup`` sentences in one process (on CUDA this records
-the graphs of the batch shapes, as a long run does early on) and then parses the file, and
-reports:
+own, which loads the model, parses ``--warmup`` sentences in one process and then parses the
+file with the same :class:`~neuralparse.search.graphs.GraphCache` (on CUDA the warm-up records
+the graphs of the batch shapes and the timed parse replays them, as in a long run, or a
+notebook's ``Parser``, after its first batches; ``predict.py``, one file per process, records
+its graphs within its parse, and ``--warmup 0`` measures that), and reports:
 
 * sentences/s and words/s, file to file (the call of ``predict_file``: reading, encoding,
   decoding, writing, and starting and stopping the workers);
@@ -63,6 +65,7 @@ from neuralparse.prediction import PredictOptions, predict_file
 from neuralparse.runtime.checkpoint import load_parser
 from neuralparse.runtime.devices import describe_machine, resolve_device
 from neuralparse.runtime.openmp import choose_waiting
+from neuralparse.search.graphs import GraphCache
 
 DEFAULT_JSON = ROOT / "outputs" / "benchmarks" / "big_file.json"
 POLL_SECONDS = 0.1
@@ -108,10 +111,11 @@ def parse_once(spec: dict[str, object]) -> dict[str, object]:
         "arc_weight": spec["arc_weight"],
     }
     workers = spec["workers"] if spec["workers"] == "auto" else int(spec["workers"])  # type: ignore[call-overload]
+    graphs = GraphCache()  # the warm-up's graphs serve the timed parse
     if spec["warmup"]:
         predict_file(
             parser, str(spec["warmup"]), os.devnull, PredictOptions(workers=0, **common),  # type: ignore[arg-type]
-            device=device,
+            device=device, graphs=graphs,
         )  # fmt: skip
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -120,7 +124,7 @@ def parse_once(spec: dict[str, object]) -> dict[str, object]:
     start = time.perf_counter()
     report = predict_file(
         parser, str(spec["input"]), str(spec["output"]),
-        PredictOptions(workers=workers, **common), device=device,  # type: ignore[arg-type]
+        PredictOptions(workers=workers, **common), device=device, graphs=graphs,  # type: ignore[arg-type]
     )  # fmt: skip
     seconds = time.perf_counter() - start
     return {
