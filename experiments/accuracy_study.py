@@ -143,6 +143,9 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "best_dev_las": stopped.get("best_las", epochs[-1]["best_las"] if epochs else None),
         "test_input": "untagged" if tagging else "tagged",
         "recipe": training_recipe(config),
+        # The weight test decoding gave the arc term: the recipe's arc_decoding_weight, or 0
+        # for the systems that decode without it (TransitionSystem.arc_term_by_default).
+        "decoding_arc_weight": parser.model.default_arc_weight,
         "device": str(parser.device),
         "threads": threads,
         "test_file": str(trained.test_file),

@@ -445,6 +445,7 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
         quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
         arcs = {"arc_loss_weight": 1.0, "arc_hidden": 128, "arc_decoding_weight": 0.75}
         assert scores["recipe"] == {**quick, "patience": 2, **arcs}
+        assert scores["decoding_arc_weight"] == 0.75  # both systems decode with the term
         assert scores["stopped"].startswith("max_epochs")
         for mode in ("greedy", "beam8"):
             assert scores["modes"][mode]["sentences"] == len(gold)
