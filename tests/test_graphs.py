@@ -17,7 +17,12 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from neuralparse.search import greedy_decode
 from neuralparse.search.beam import beam_decode, fixed_length_beam
-from neuralparse.search.graphs import GraphedSearch, fixed_length_greedy, supports_graphs
+from neuralparse.search.graphs import (
+    GraphCache,
+    GraphedSearch,
+    fixed_length_greedy,
+    supports_graphs,
+)
 from neuralparse.systems import SYSTEMS, get_system, random_actions
 from neuralparse.systems.two_registers import system as two_registers_system
 from tests.test_greedy import _setup
@@ -130,6 +135,33 @@ def test_fixed_length_padded_loop_gives_the_greedy_trees(system_name: str) -> No
         got = decode(batch)
         assert all(torch.equal(g, e) for g, e in zip(got, expected, strict=True))
     assert len(decode.graphs) <= 2  # one row bucket, at most two width buckets
+
+
+@pytest.mark.parametrize("beam_size", [None, 3])
+def test_prediction_records_a_bucket_when_it_comes_back(
+    beam_size: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prediction's searches (GraphCache) decode a bucket's first batch eagerly and record
+    on its second: a batch of a new bucket records nothing, the same bucket's next batch
+    records once, and every batch gets the eager trees."""
+    _, encoded, system, model = _setup("arc_eager", count=40, seed=7)
+    search = GraphCache().search(model, system, beam_size)
+    recorded = []
+    record = search._record
+    monkeypatch.setattr(search, "_record", lambda *a: recorded.append(a[:2]) or record(*a))
+    # The first two share a bucket (up to 128 rows, widths within one multiple of 8).
+    by_length = encoded.lengths.argsort()
+    for ids, records in ((by_length[:12], 0), (by_length[:9], 1), (by_length[:12], 1)):
+        batch = encoded.batch(ids)
+        if beam_size is None:
+            expected = greedy_decode(model, system, batch)
+        else:
+            expected = beam_decode(model, system, batch, beam_size)
+        got = search(batch)
+        assert all(torch.equal(g, e) for g, e in zip(got[:2], expected[:2], strict=True))
+        assert all(torch.allclose(g, e) for g, e in zip(got[2:], expected[2:], strict=True))
+        assert len(recorded) == records
+    assert len(search.graphs) == 1
 
 
 @pytest.mark.parametrize("system_name", sorted(SYSTEMS))

@@ -55,7 +55,9 @@ class PredictOptions:
     cuda_graphs: bool = True
     """On CUDA, replay greedy decoding and beam search from CUDA graphs for the systems that
     allow it (:mod:`neuralparse.search.graphs`); same trees, far less host work per
-    transition."""
+    transition.  A batch shape's graph is recorded when the shape comes back (the first
+    batch of each shape is decoded eagerly), so a small file costs what eager decoding does
+    and a large one replays."""
     tags: str = "auto"
     """UPOS / XPOS / FEATS of the output: ``auto`` fills the empty (``_``) ones with the
     model's predictions (FEATS only in a sentence without any: elsewhere a FEATS ``_`` means
