@@ -48,14 +48,19 @@ def test_a_rehearsal_trains_and_parses_and_reports_in_two_files(
         write_corpus(treebank / f"{split}.conllu", make_corpus(count, seed=len(split)))
     monkeypatch.setenv("NEURALPARSE_DATA", str(tmp_path / "ud"))
     out = tmp_path / "out"
-    argv = ["--rehearse", "--out", str(out), "--steps", "train_ewt", "ewt_greedy"]
-    assert gpu_session.main(argv) == 0
+    steps = ["train_ewt", "ewt_greedy", "ewt_recipe_4000"]
+    assert gpu_session.main(["--rehearse", "--out", str(out), "--steps", *steps]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["session.json", "session.log"]
     session = json.loads((out / "session.json").read_text())
     assert session["device"] == "cpu" and session["failed"] == []
-    train, parse = session["steps"]
+    train, parse, recipe = session["steps"]
     assert (train["step"], train["status"], parse["status"]) == ("train_ewt", 0, 0)
     assert "big_file" in parse["command"] and parse["result"]["search"] == "greedy"
+    # A training recipe's result is its metrics.jsonl: epochs, why it stopped, test scores.
+    assert "trainer.batch_tokens=4000" in recipe["command"]
+    assert [line["epoch"] for line in recipe["result"] if "epoch" in line] == [1, 2]
+    assert any("stopped" in line for line in recipe["result"])
+    assert any(line.get("split") == "test" for line in recipe["result"])
 
 
 def test_a_provided_model_is_not_trained_again(tmp_path: Path) -> None:
