@@ -135,7 +135,7 @@ class Context:
 def _big_file(ctx: Context, step: str, sentences: int, warmup: int, *more: str) -> list[str]:
     """``benchmarks.big_file`` with the English-EWT model: on English-EWT test for a size up
     to that file's (2,077 sentences), else on its training file repeated."""
-    sentences, warmup = (60, 20) if ctx.rehearse else (sentences, warmup)
+    sentences, warmup = (60, min(warmup, 20)) if ctx.rehearse else (sentences, warmup)
     test = str(shared_split("UD_English-EWT", "test"))
     source = ["--source", test] if sentences <= 2077 else []
     model = ["--checkpoint", str(ctx.model("ewt"))]
