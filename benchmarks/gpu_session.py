@@ -93,36 +93,32 @@ class Context:
 
     def train(self, name: str, *overrides: str) -> list[str]:
         """``train.py`` into ``models/<name>`` for ``train_minutes`` (tiny when rehearsing)."""
-        tiny = ["trainer=quick", "model=small", "trainer.max_epochs=1"]
-        tiny += ["data.max_train_sentences=60", "data.max_dev_sentences=20"]
+        tiny = ["trainer=quick", "trainer.max_epochs=1"]
         size = tiny if self.rehearse else [f"trainer.max_time_minutes={self.train_minutes}"]
-        return [
-            sys.executable,
-            str(ROOT / "train.py"),
-            *overrides,
-            *size,
-            f"trainer.device={self.device}",
-            "trainer.threads=2",
-            "trainer.progress=false",
-            "trainer.evaluate_test=false",
-            f"hydra.run.dir={self.model(name).parent}",
-        ]
+        run = self.model(name).parent
+        return self._train_py(run, *overrides, *size, "trainer.evaluate_test=false")
 
     def converge(self, step: str, minutes: float, *overrides: str) -> list[str]:
         """``train.py`` to convergence (early stopping, test evaluated) into ``runs/<step>``,
         ``minutes`` as the safety-net cap; its ``metrics.jsonl`` is the step's result."""
-        tiny = ["model=small", "trainer.max_epochs=2"]
-        tiny += ["data.max_train_sentences=60", "data.max_dev_sentences=20"]
+        tiny = ["trainer.max_epochs=2"] if self.rehearse else []
+        return self._train_py(
+            self.run(step), *overrides, *tiny, f"trainer.max_time_minutes={minutes}"
+        )
+
+    def _train_py(self, run: Path, *overrides: str) -> list[str]:
+        """``train.py`` on this session's device into ``run``; a small model on a few
+        sentences when rehearsing."""
+        tiny = ["model=small", "data.max_train_sentences=60", "data.max_dev_sentences=20"]
         return [
             sys.executable,
             str(ROOT / "train.py"),
             *overrides,
             *(tiny if self.rehearse else []),
-            f"trainer.max_time_minutes={minutes}",
             f"trainer.device={self.device}",
             "trainer.threads=2",
             "trainer.progress=false",
-            f"hydra.run.dir={self.run(step)}",
+            f"hydra.run.dir={run}",
         ]
 
     def run(self, step: str) -> Path:
