@@ -59,4 +59,4 @@ def test_killed_prediction_leaves_the_old_output_or_the_whole_new_one(
 
 @pytest.mark.slow
 def test_killed_prediction_many_times(predict_setup: dict[str, Path]) -> None:
-    kill_predictions(predict_setup, count=16, seed=SEED + 1)
+    kill_predictions(predict_setup, count=8, seed=SEED + 1)

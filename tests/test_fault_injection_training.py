@@ -85,5 +85,5 @@ def test_killed_training_resumes_to_the_same_weights(train_corpus: Path, tmp_pat
 
 @pytest.mark.slow
 def test_killed_training_many_times(train_corpus: Path, tmp_path: Path) -> None:
-    signals = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT) * 2
+    signals = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
     kill_trainings(train_corpus, tmp_path, signals, SEED + 1)

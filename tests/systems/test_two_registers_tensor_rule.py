@@ -31,6 +31,7 @@ from neuralparse.systems.two_registers.exit import (
     exit_move,
     phase,
 )
+from neuralparse.systems.two_registers.mask import HEAD
 from neuralparse.systems.two_registers.oracle import oracle
 from neuralparse.systems.two_registers.registers_empty import gamma_closed_form, i0
 from neuralparse.systems.two_registers.system import SEARCH_ROWS, TwoRegisters, root_arc_move
@@ -49,7 +50,9 @@ def words_of(configs: list[Configuration]) -> Words:
     engine, so that these tests check the tensor rule alone)."""
     width = max(c.n for c in configs) + 2
     on_stack = torch.zeros((len(configs), width), dtype=torch.bool)
-    head = torch.full((len(configs), width), -1, dtype=torch.long)
+    # The heads are a row of a per-word table, laid out as the engine's (mask.words_view):
+    # a rule traced here then serves the engine's rows too (no recompilation on strides).
+    head = torch.full((len(configs), 3, width), -1, dtype=torch.long)[:, HEAD]
     for b, c in enumerate(configs):
         on_stack[b, c.stack] = True
         head[b, : c.n + 1] = torch.tensor([-1 if h is None else h for h in c.head])

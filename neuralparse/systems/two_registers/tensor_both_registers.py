@@ -352,6 +352,11 @@ def both_registers_completable(w: Words) -> Tensor:
     return torch.where(w.r2 == w.n, clear_returns_r2(w), below_n)
 
 
+SLICE_ELEMENTS = 1 << 22
+"""The size :func:`search_some` aims its slices' largest tensors at when it searches every
+wanted row (``[rows × depths, W, W]``, 16 MB as int32)."""
+
+
 def search_some(
     w: Words, wanted: Tensor, limit: int | None, group: int = 1
 ) -> tuple[Tensor, Tensor]:
@@ -367,10 +372,13 @@ def search_some(
     that waits for the search (greedy decoding) always move some configuration on."""
     if limit is None:
         picked = torch.nonzero(wanted).flatten()
-        # In slices: a row holds O(W²) elements per depth of G2.
-        found = torch.cat(
-            [wanted[:0], *(both_registers_completable(w.take(rows)) for rows in picked.split(64))]
-        )
+        # In slices, since a row holds W² elements per depth of G2: as many rows a slice as
+        # keep the largest tensors near SLICE_ELEMENTS (thousands of short rows, dozens of
+        # long ones), so that short rows do not pay the search's thousands of operators in
+        # many small calls.
+        depths, width = EXACT_STACK_LIMIT + 1, w.head.shape[1]
+        slices = picked.split(max(1, SLICE_ELEMENTS // (depths * width * width)))
+        found = torch.cat([wanted[:0], *(both_registers_completable(w.take(s)) for s in slices)])
         take = wanted
     else:
         counts = wanted.view(-1, group).sum(1)
