@@ -92,12 +92,10 @@ def test_two_registers_and_swap_record_graphs_through_a_variant() -> None:
         assert supports_graphs(system, torch.device("cuda"), beam=True)
 
 
-@pytest.mark.parametrize(
-    ("system_name", "options"),
-    [(name, {}) for name in GREEDY_GRAPHS] + [("two_registers", {"graph_rule": "tensor"})],
-)
-def test_graph_safe_steps_never_synchronise(system_name: str, options: dict) -> None:
-    """The steps that a greedy graph records (those of ``for_graphs()``), on random walks."""
+def check_graph_safe_steps_never_synchronise(system_name: str, options: dict) -> None:
+    """The steps that a greedy graph records (those of ``for_graphs()``), on random walks.
+    Run for every system and option that has such steps by
+    ``tests/systems/test_contract.py::test_graph_safety_where_declared``."""
     system = get_system(system_name, ["root", "nsubj", "obj"], **options).for_graphs()
     assert system is not None
     lengths = torch.tensor([1, 4, 9, 17])
@@ -118,8 +116,9 @@ def test_graph_safe_steps_never_synchronise(system_name: str, options: dict) -> 
         system.heads_and_labels(state)
 
 
-@pytest.mark.parametrize("system_name", GREEDY_GRAPHS)
-def test_graph_safe_step_bounds_are_linear(system_name: str) -> None:
+def check_graph_safe_step_bounds_are_linear(system_name: str) -> None:
+    """A greedy graph's step budget grows linearly with the sentence (run by the contract
+    test too)."""
     system = get_system(system_name).for_graphs()
     assert system.max_transitions(400) <= 16 * system.max_transitions(25) + 16
 

@@ -275,8 +275,8 @@ def test_graph_safety_where_declared(name: str, options: Options) -> None:
     census of ``tests/test_graphs.py``)."""
     if get_system(name, **(options or {})).for_graphs() is None:
         pytest.skip(f"{name} has no steps for CUDA graphs")
-    graphs.test_graph_safe_steps_never_synchronise(name, options or {})
-    graphs.test_graph_safe_step_bounds_are_linear(name)
+    graphs.check_graph_safe_steps_never_synchronise(name, options or {})
+    graphs.check_graph_safe_step_bounds_are_linear(name)
 
 
 @pytest.mark.parametrize(("name", "options"), VARIANTS, ids=variant_id)
