@@ -24,6 +24,8 @@ from neuralparse.search.graphs import (
     supports_graphs,
 )
 from neuralparse.systems import SYSTEMS, get_system, random_actions
+from neuralparse.systems.planar import system as planar_system
+from neuralparse.systems.three_step import system as three_step_system
 from neuralparse.systems.two_registers import system as two_registers_system
 from tests.test_greedy import _setup
 
@@ -44,6 +46,20 @@ host-free variant that abandons rare configurations (two-registers) or configura
 linear step budget (swap)."""
 BEAM_GRAPHS = [name for name in SYSTEMS if get_system(name).for_graphs(beam=True) is not None]
 """Systems whose beam search graphs record: the same (all nine)."""
+BUDGETED = ["two_registers", "swap", "three_step", "two_planar"]
+"""Systems whose variant abandons some configurations: where the mask would need the host
+(two-registers) or past a linear budget of transitions."""
+TIGHTER_BUDGET = {
+    "three_step": (three_step_system, "graph_valency_budget"),
+    "two_planar": (planar_system, "graph_switch_budget"),
+}
+"""The budgets that even an untrained scorer stays within: tests that need some sentences
+abandoned set them to none (no valency, no SWITCH)."""
+
+
+def tighten_budget(system_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if system_name in TIGHTER_BUDGET:
+        monkeypatch.setattr(*TIGHTER_BUDGET[system_name], lambda n: 0)
 
 
 class RefuseSynchronisation(TorchDispatchMode):
@@ -90,6 +106,23 @@ def test_two_registers_and_swap_record_graphs_through_a_variant() -> None:
     for system in (registers, swap):
         assert supports_graphs(system, torch.device("cuda"))
         assert supports_graphs(system, torch.device("cuda"), beam=True)
+
+
+def test_graphs_run_a_linear_budget_not_the_worst_case_of_three_step_and_two_planar() -> None:
+    """A graph runs ``max_transitions`` steps whatever the sentences need: the variants of
+    three-step and 2-planar run 4n plus a quarter of n and a few more (valencies, SWITCHes)
+    instead of 8n, and abandon what is still unfinished then; planar's bound is its own."""
+    three_step, two_planar = get_system("three_step"), get_system("two_planar")
+    assert three_step.max_transitions(100) == 800
+    assert three_step.for_graphs().max_transitions(100) == 400 + 2 * 29
+    assert two_planar.max_transitions(100) == 799
+    assert two_planar.for_graphs().max_transitions(100) == 399 + 29
+    for system in (three_step, two_planar):
+        variant = system.for_graphs(beam=True)
+        assert variant is not system and variant.linear_budget and not system.linear_budget
+        assert variant.max_transitions(1) <= system.max_transitions(1)
+    planar = get_system("planar")
+    assert planar.for_graphs() is planar and planar.max_transitions(100) == 299
 
 
 def check_graph_safe_steps_never_synchronise(system_name: str, options: dict) -> None:
@@ -176,10 +209,14 @@ def test_fixed_length_loop_gives_the_greedy_trees_for_every_system(system_name: 
     assert not bool(abandoned.any())  # only a for_graphs variant abandons
 
 
-@pytest.mark.parametrize("system_name", ["two_registers", "swap"])
-def test_graphs_redecode_what_their_variant_abandons(system_name: str) -> None:
-    """The untrained scorer stores registers (swaps) often, so the variant abandons some
-    sentences (and finishes others); the search decodes those again: greedy_decode's trees."""
+@pytest.mark.parametrize("system_name", BUDGETED)
+def test_graphs_redecode_what_their_variant_abandons(
+    system_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The untrained scorer stores registers (swaps, puts valencies, switches) often, so the
+    variant abandons some sentences (and finishes others); the search decodes those again:
+    greedy_decode's trees."""
+    tighten_budget(system_name, monkeypatch)
     _, encoded, system, model = _setup(system_name, count=40, seed=7)
     decode = GraphedSearch(model, system)
     batch = encoded.batch(torch.arange(40))
@@ -273,13 +310,14 @@ def test_fixed_length_padded_beam_gives_the_beam_trees(system_name: str, beam_si
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
-@pytest.mark.parametrize("system_name", ["two_registers", "swap"])
+@pytest.mark.parametrize("system_name", BUDGETED)
 def test_beam_graphs_search_again_what_their_variant_leaves_undecided(
-    system_name: str, beam_size: int
+    system_name: str, beam_size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An untrained scorer stores registers (swaps) often, so the variant gives up items of
-    some sentences (swap's budget leaves some undecided); the search looks for those again
+    """An untrained scorer stores registers (swaps, ...) often, so the variant gives up items
+    of some sentences (a budget leaves some undecided); the search looks for those again
     eagerly: beam_decode's trees and scores for every sentence."""
+    tighten_budget(system_name, monkeypatch)
     _, encoded, system, model = _setup(system_name, count=40, seed=7)
     batch = encoded.batch(torch.arange(40))
     with torch.inference_mode():

@@ -29,7 +29,10 @@ A graph replays a fixed sequence of kernels on fixed memory, which sets three co
   abandoned sentences (one host read per batch says which) are decoded again by the eager
   loop, so the trees are still the eager loop's.  Swap, whose steps are host-free but whose
   bound is quadratic, does the same with a linear budget of
-  swaps (:func:`~neuralparse.systems.swap.graph_swap_budget`).
+  swaps (:func:`~neuralparse.systems.swap.graph_swap_budget`), and so do the systems whose
+  linear bound is about twice what their derivations take (three-step's valencies,
+  2-planar's SWITCHes, two-registers' register moves), since a graph runs every one of its
+  steps.
 
 Recording a bucket costs two runs of the whole fixed-length search (a warm-up and the
 capture), so a graph pays only when its bucket comes back.  Training's dev evaluation knows

@@ -383,8 +383,9 @@ class TransitionSystem(ABC):
         """The system whose steps a CUDA graph records for greedy decoding (for beam search
         with ``beam``): this one when :attr:`graph_safe`, None when there is none.  A system
         whose steps read the host only in rare configurations (two-registers), or whose step
-        bound is not linear (swap), returns a host-free variant that abandons a
-        configuration there, or past a linear budget (:meth:`abandoned`); the graph's caller
+        bound is not linear (swap) or far above what derivations take (three-step,
+        2-planar), returns a host-free variant that abandons a configuration there, or past
+        a linear budget (:meth:`abandoned`, :meth:`past_budget`); the graph's caller
         decodes those sentences again with this system, eagerly, so the trees are the eager
         loop's.  A graph-safe system whose eager steps read the host where that is free
         (three-step, on the CPU) returns a variant that does not."""
@@ -393,6 +394,14 @@ class TransitionSystem(ABC):
     def abandoned(self, state: State) -> Tensor:
         """``[B]`` configurations that a :meth:`for_graphs` variant gave up (none here)."""
         return torch.zeros(state.batch_size, dtype=torch.bool, device=state.device)
+
+    def past_budget(self, state: State) -> Tensor:
+        """``[B]`` the configurations still unfinished after ``max_transitions(n_max)`` steps:
+        what a :meth:`for_graphs` variant whose ``max_transitions`` is a linear budget, not
+        the worst case, abandons (swap's swaps, three-step's valencies, 2-planar's
+        switches).  Before the last step none is."""
+        spent = state.scalars["steps"] >= self.max_transitions(state.n_max)
+        return spent & ~self.terminal(state)
 
     def heads_and_labels(self, state: State) -> tuple[Tensor, Tensor]:
         """``[B, n_max + 1]`` heads and label ids (-1 where none; column 0 unused)."""

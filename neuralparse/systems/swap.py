@@ -135,10 +135,7 @@ class Swap(ArcStandard):
 
     def abandoned(self, state: State) -> Tensor:
         """The variant's unfinished configurations once the budget's steps are spent."""
-        if not self.linear_budget:
-            return super().abandoned(state)
-        spent = state.scalars["steps"] >= self.max_transitions(state.n_max)
-        return spent & ~self.terminal(state)
+        return self.past_budget(state) if self.linear_budget else super().abandoned(state)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         legal, roots = super().transition_legal(state)
