@@ -375,8 +375,8 @@ class TwoRegisters(TransitionSystem):
         return variant
 
     def abandoned(self, state: State) -> Tensor:
-        """Configurations the :meth:`for_graphs` variant gave up, and with waiting rows
-        those unfinished (once the fixed number of steps is spent)."""
+        """Configurations the :meth:`for_graphs` variant gave up, and those unfinished once
+        its budget of steps is spent (:meth:`max_transitions`; with waiting rows, all)."""
         given_up = state.scalars["abandoned"] == 1
         if self.waits_undecided_rows:
             return given_up | ~self.finished(state)
