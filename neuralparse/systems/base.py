@@ -396,10 +396,9 @@ class TransitionSystem(ABC):
         return torch.zeros(state.batch_size, dtype=torch.bool, device=state.device)
 
     def past_budget(self, state: State) -> Tensor:
-        """``[B]`` the configurations still unfinished after ``max_transitions(n_max)`` steps:
-        what a :meth:`for_graphs` variant whose ``max_transitions`` is a linear budget, not
-        the worst case, abandons (swap's swaps, three-step's valencies, 2-planar's
-        switches).  Before the last step none is."""
+        """``[B]`` the configurations unfinished after ``max_transitions(n_max)`` steps: what
+        a :meth:`for_graphs` variant whose ``max_transitions`` is a linear budget, not the
+        worst case, abandons (none before its last step)."""
         spent = state.scalars["steps"] >= self.max_transitions(state.n_max)
         return spent & ~self.terminal(state)
 
