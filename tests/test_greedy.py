@@ -90,9 +90,10 @@ def test_scoring_only_the_actions_of_the_steps_under_way_changes_nothing() -> No
             restricted.append(len(scored))
         return scored
 
-    system.scored_actions = counted
+    # Made before the count is patched in, which a copy of the system would carry.
     every_action = system.for_graphs()
     every_action.linear_budget = False  # decoded eagerly, to the end
+    system.scored_actions = counted
     for ids in (torch.arange(40), torch.arange(5, 9)):
         batch = encoded.batch(ids)
         expected = greedy_decode(model, every_action, batch)
