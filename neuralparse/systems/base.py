@@ -116,6 +116,8 @@ class TransitionSystem(ABC):
     and Greek-GDT (none on Hungarian-Szeged), where the others gained up to 0.6
     (docs/results.md, "The arc term and the systems whose arcs join two stack words")."""
     graph_safe: ClassVar[bool] = False
+    linear_budget = False
+    """True on a :meth:`for_graphs` variant whose step bound is a budget (:meth:`abandoned`)."""
     """Whether greedy decoding and beam search may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
     tensor's value on the host, and ``max_transitions`` is linear in the sentence length.
@@ -385,20 +387,18 @@ class TransitionSystem(ABC):
         whose steps read the host only in rare configurations (two-registers), or whose step
         bound is not linear (swap) or far above what derivations take (three-step,
         2-planar), returns a host-free variant that abandons a configuration there, or past
-        a linear budget (:meth:`abandoned`, :meth:`past_budget`); the graph's caller
+        a linear budget (:meth:`abandoned`); the graph's caller
         decodes those sentences again with this system, eagerly, so the trees are the eager
         loop's.  A graph-safe system whose eager steps read the host where that is free
         (three-step, on the CPU) returns a variant that does not."""
         return self if self.graph_safe else None
 
     def abandoned(self, state: State) -> Tensor:
-        """``[B]`` configurations that a :meth:`for_graphs` variant gave up (none here)."""
-        return torch.zeros(state.batch_size, dtype=torch.bool, device=state.device)
-
-    def past_budget(self, state: State) -> Tensor:
-        """``[B]`` the configurations unfinished after ``max_transitions(n_max)`` steps: what
-        a :meth:`for_graphs` variant whose ``max_transitions`` is a linear budget, not the
-        worst case, abandons (none before its last step)."""
+        """``[B]`` configurations that a :meth:`for_graphs` variant gave up: with a
+        :attr:`linear_budget`, those unfinished after ``max_transitions(n_max)`` steps (none
+        before its last step); none otherwise."""
+        if not self.linear_budget:
+            return torch.zeros(state.batch_size, dtype=torch.bool, device=state.device)
         spent = state.scalars["steps"] >= self.max_transitions(state.n_max)
         return spent & ~self.terminal(state)
 

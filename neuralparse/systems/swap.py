@@ -121,8 +121,6 @@ class Swap(ArcStandard):
         if oracle not in ORACLES:
             raise ValueError(f"swap oracle must be one of {ORACLES}, not {oracle!r}")
         self.oracle_kind = oracle
-        self.linear_budget = False
-        """Set on the :meth:`for_graphs` variant: at most :func:`graph_swap_budget` swaps."""
 
     def for_graphs(self, *, beam: bool = False) -> Swap:
         """The variant that CUDA graphs record, for greedy decoding and beam search: the same
@@ -132,10 +130,6 @@ class Swap(ArcStandard):
         variant = copy.copy(self)
         variant.linear_budget = True
         return variant
-
-    def abandoned(self, state: State) -> Tensor:
-        """The variant's unfinished configurations once the budget's steps are spent."""
-        return self.past_budget(state) if self.linear_budget else super().abandoned(state)
 
     def transition_legal(self, state: State) -> tuple[Tensor, Tensor]:
         legal, roots = super().transition_legal(state)

@@ -112,9 +112,6 @@ class Multiplanar(TransitionSystem):
         # the inventory has one, as the UD rule of the base class demands.
         self.root_arc_label = self.label_index.get(root_label, -1) if root_label else -1
         self.stack_names = ("stack", *(f"stack{m}" for m in range(1, self.k)))
-        self.linear_budget = False
-        """Set on the :meth:`for_graphs` variant: at most :func:`graph_switch_budget`
-        SWITCHes in a derivation."""
 
     # -- state ------------------------------------------------------------------------------
     state_scalars = MappingProxyType({"killed": 0, "switches": 0, "plane": 0})
@@ -163,10 +160,6 @@ class Multiplanar(TransitionSystem):
         variant = copy.copy(self)
         variant.linear_budget = True
         return variant
-
-    def abandoned(self, state: State) -> Tensor:
-        """The variant's unfinished configurations once the budget's steps are spent."""
-        return self.past_budget(state) if self.linear_budget else super().abandoned(state)
 
     def in_class(self, heads: Sequence[int], deprels: Sequence[str] | None = None) -> bool:
         return reference_in_class(heads, self.k)

@@ -179,9 +179,6 @@ class ThreeStep(TransitionSystem):
         self.skips_idle_phases = True
         """Whether a step on the CPU skips the operations of a phase no configuration is in
         (:meth:`_busy`); False in the :meth:`for_graphs` variant."""
-        self.linear_budget = False
-        """Set on the :meth:`for_graphs` variant: at most :func:`graph_valency_budget` Dist
-        moves (and as many PutValency moves) in a derivation."""
         self._columns: dict[torch.device, Tensor] = {}  # of legal(), per device
         self._actions_of_steps: dict[tuple[torch.device, tuple[int, ...]], Tensor] = {}
 
@@ -277,10 +274,6 @@ class ThreeStep(TransitionSystem):
         variant.skips_idle_phases = False
         variant.linear_budget = True
         return variant
-
-    def abandoned(self, state: State) -> Tensor:
-        """The variant's unfinished configurations once the budget's steps are spent."""
-        return self.past_budget(state) if self.linear_budget else super().abandoned(state)
 
     def scored_actions(self, state: State) -> Tensor | None:
         """On the CPU, outside the :meth:`for_graphs` variant: the actions of the steps that

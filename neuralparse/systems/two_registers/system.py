@@ -313,7 +313,7 @@ class TwoRegisters(TransitionSystem):
         its first call)."""
         if graph_rule == "compiled":
             self.exit_rule = torch.compile(exit_rule, **COMPILE_OPTIONS)
-        self.abandons_slow_rows = self.linear_budget = False
+        self.abandons_slow_rows = False
         """Set on the :meth:`for_graphs` variant: slow rows are abandoned, not decided, and
         so are the rows unfinished after its linear budget of steps (:meth:`max_transitions`)."""
         self.waits_undecided_rows = False
@@ -380,7 +380,7 @@ class TwoRegisters(TransitionSystem):
         given_up = state.scalars["abandoned"] == 1
         if self.waits_undecided_rows:
             return given_up | ~self.finished(state)
-        return given_up | self.past_budget(state) if self.linear_budget else given_up
+        return given_up | super().abandoned(state)
 
     def apply(self, state: State, actions: Tensor, where: Tensor | None = None) -> None:
         """As the engine's, but a row waiting for the search (:meth:`for_graphs`) is left
