@@ -116,13 +116,13 @@ class TransitionSystem(ABC):
     and Greek-GDT (none on Hungarian-Szeged), where the others gained up to 0.6
     (docs/results.md, "The arc term and the systems whose arcs join two stack words")."""
     graph_safe: ClassVar[bool] = False
-    linear_budget = False
-    """True on a :meth:`for_graphs` variant whose step bound is a budget (:meth:`abandoned`)."""
     """Whether greedy decoding and beam search may be recorded as a CUDA graph
     (:mod:`neuralparse.search.graphs`): ``features``, ``legal`` and ``apply`` never read a
     tensor's value on the host, and ``max_transitions`` is linear in the sentence length.
     A system that reads the host only in rare configurations may offer a host-free variant
     for greedy graphs instead (:meth:`for_graphs`)."""
+    linear_budget: bool = False
+    """True on a :meth:`for_graphs` variant whose step bound is a budget (:meth:`abandoned`)."""
 
     derivations_in_class: ClassVar[bool] = True
     """Whether every tree the system derives is in its class (:meth:`in_class`), as random
