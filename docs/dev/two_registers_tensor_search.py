@@ -58,7 +58,7 @@ def main(n: int) -> int:
         (
             "R2 = n (G2)",
             [c for c in phase if c.r2 == c.n],
-            lambda w: clear_returns_r2(w).tolist(),
+            lambda w: clear_returns_r2(w, w.head.shape[1]).tolist(),
             lambda c: _clear_returns_r2(c, _Plays(c)),
         ),
     ):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from neuralparse.systems.two_registers import exit as exit_module
+from neuralparse.systems.two_registers import empty_buffer
 from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
@@ -126,21 +126,63 @@ def test_closed_forms_equal_the_simulation_on_random_walks() -> None:
     assert len(phases) == 7, phases  # every non-terminal phase visited
 
 
-def test_deep_stacks_with_both_registers_fall_back_to_the_plans_soundly(monkeypatch) -> None:
-    """Above ``EXACT_STACK_LIMIT`` stack words (an empty buffer, both registers held, R2 =
-    n) the rule runs E and its register completions instead of the exact search; the two
-    together still leave no dead end and end in single-rooted trees.  With the limit
-    lowered to 2, seeded random walks of 7 to 14 words meet both sides of it often."""
-    monkeypatch.setattr(exit_module, "EXACT_STACK_LIMIT", 2)
+def deep_configuration(rng: random.Random, smallest: int = 12, largest: int = 18) -> Configuration:
+    """An empty buffer, both registers held, R2 = n and a stack of more than ten words (a
+    random forest over 0..n, ``smallest <= n <= largest``, R1 anywhere left of n, most other
+    words on the stack)."""
+    while True:
+        n = rng.randint(smallest, largest)
+        c = Configuration.initial(n)
+        order = list(range(1, n + 1))
+        rng.shuffle(order)
+        attach = rng.choice((0.5, 0.7, 0.9))
+        placed = [0]
+        for v in order:  # each word's head among the words placed before it: no cycle
+            if rng.random() < attach:
+                c.add_arc(rng.choice(placed), v)
+            placed.append(v)
+        if sum(1 for v in range(1, n + 1) if c.head[v] == 0) > 1:
+            continue
+        c.front, c.r2, c.r1 = n + 1, n, rng.randrange(n)
+        c.stack = [v for v in range(n) if v != c.r1 and rng.random() < 0.85]
+        c.covered1, c.covered2 = rng.random() < 0.3, rng.random() < 0.3
+        c.last = rng.randint(-1, n)
+        if len(c.stack) > 10:
+            return c
+
+
+def test_the_search_hands_long_ones_to_the_tensor_enumeration(monkeypatch) -> None:
+    """With R2 = n the search of G2 stops after ``SEARCH_BUDGET`` sets of plays and the
+    tensor enumeration decides; the two agree on deep stacks, where the search can take
+    seconds (with no budget, it is the reference)."""
+    rng = random.Random(7)
+    configs = [deep_configuration(rng) for _ in range(80)]
+    searched = [empty_buffer._clear_returns_r2(c, empty_buffer._Plays(c)) for c in configs]
+    assert Counter(searched)[True] >= 20 and Counter(searched)[False] >= 20
+    monkeypatch.setattr(empty_buffer, "SEARCH_BUDGET", 0)
+    assert [both_registers_empty_buffer(c) for c in configs] == searched
+
+
+def test_the_tensor_enumeration_leaves_no_dead_end(monkeypatch) -> None:
+    """Every configuration of G2 decided by the tensor enumeration (budget 0): seeded random
+    walks of 7 to 14 words under the rule still meet no dead end and end in single-rooted
+    trees."""
+    monkeypatch.setattr(empty_buffer, "SEARCH_BUDGET", 0)
+    calls: Counter[bool] = Counter()
+
+    def enumeration(*args):
+        found = enumerate_plays(*args)
+        calls[bool(found)] += 1
+        return found
+
+    enumerate_plays = empty_buffer.clear_returns_r2
+    monkeypatch.setattr(empty_buffer, "clear_returns_r2", enumeration)
     rng = random.Random(3)
-    sides: Counter[bool] = Counter()
-    for _ in range(300):
+    for _ in range(200):
         c = Configuration.initial(rng.randint(7, 14))
         while not c.is_terminal():
-            if c.r2 is not None and c.buffer_empty:
-                sides[c.r2 == c.n and len(c.stack) > 2] += 1
             legal = [m for m in Move if exit_legal(c, m)]
             assert legal, c
             apply_move(c, rng.choice(legal))
         check_tree(c.heads(), single_root=True)
-    assert len(sides) == 2 and min(sides.values()) >= 30, sides
+    assert min(calls[True], calls[False]) >= 20, calls

@@ -14,7 +14,7 @@ import torch
 
 import neuralparse.systems.two_registers.tensor_rule as tensor_rule
 from benchmarks.graph_fallback import main
-from neuralparse.systems.two_registers.exit import EXACT_STACK_LIMIT
+from neuralparse.systems.two_registers.tensor_both_registers import SHALLOW_STACK_LIMIT
 from neuralparse.systems.two_registers.tensor_forms import both_registers_clear_ends
 
 tally: collections.Counter = collections.Counter()
@@ -26,7 +26,7 @@ def counted(w, wanted=None, search_rows=None, group=1):
     undecided = (wanted if wanted is not None else torch.ones_like(decided)) & ~decided
     both = (w.front > w.n) & (w.r2 >= 0)
     known, _ = both_registers_clear_ends(w)
-    deep = both & (w.r2 == w.n) & (w.on_stack.sum(1) > EXACT_STACK_LIMIT) & ~known
+    deep = both & (w.r2 == w.n) & (w.on_stack.sum(1) > SHALLOW_STACK_LIMIT) & ~known
     tally["undecided"] += int(undecided.sum())
     tally["deep stack, R2 = n"] += int((undecided & deep).sum())
     tally["both registers, empty buffer, not picked"] += int((undecided & both & ~deep).sum())

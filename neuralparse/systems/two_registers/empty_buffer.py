@@ -9,7 +9,13 @@ With the buffer empty only Reduce, Register-Stack and Clear are left: the stack 
 shrinks, each stack word acts once, when it is σ1 (its *turn*, top down), and every arc
 joins a register and σ1.  Clear either ends the parse (γ null) or puts ``n`` back in the
 buffer (γ = σ1 = n, or γ = R2 = n), after which the arc-eager completion decides
-(:func:`~neuralparse.systems.two_registers.registers_empty.gamma_closed_form`)."""
+(:func:`~neuralparse.systems.two_registers.registers_empty.gamma_closed_form`).
+
+With both registers held and R2 = n the search below takes milliseconds on almost every
+configuration but grows as the fourth power of the stack on some (seconds at 80 words);
+past :data:`SEARCH_BUDGET` the same search enumerated as tensors decides instead
+(:func:`~neuralparse.systems.two_registers.tensor_both_registers.clear_returns_r2`: about a
+second at 120 words whatever the configuration)."""
 
 from __future__ import annotations
 
@@ -29,6 +35,12 @@ from neuralparse.systems.two_registers.registers_empty import (
     gamma_closed_form,
     lowest_decides,
 )
+from neuralparse.systems.two_registers.tensor_both_registers import clear_returns_r2
+from neuralparse.systems.two_registers.tensor_forms import words_of
+
+SEARCH_BUDGET = 1000
+"""The sets of acting words and adopters whose plays the search of G2 tries (each ``O(n)``
+work, 30-90 µs) before it hands the configuration to the tensor enumeration."""
 
 
 def r1_empty_buffer_closed_form(c: Configuration) -> bool:
@@ -292,14 +304,15 @@ def _clear_returns_sigma1(c: Configuration) -> bool:
     return False
 
 
-def _clear_returns_r2(c: Configuration, p: _Plays) -> bool:
+def _clear_returns_r2(c: Configuration, p: _Plays, budget: int | None = None) -> bool | None:
     """G2 (R2 = n, so no word lies right of R2): the top words take their turns and leave
     the stack, the word then on top (σ1 of the Clear, left of R1) may still adopt, and
     Clear returns R2 = n; afterwards the arc-eager completion finishes iff n is headed and
     in the root's tree, or n is headless and (I0) holds over the stack Clear leaves (σ1
-    and an uncovered R1 pushed back)."""
+    and an uncovered R1 pushed back).  None: undecided after ``budget`` sets of plays."""
     stack = c.stack
     first = bisect_right(stack, p.register[1])  # the words between the registers leave first
+    tried = 0
     for depth in range(len(stack) - first, len(stack) + 1):
         rest, turns = stack[: len(stack) - depth], stack[len(stack) - depth :]
         if 0 in turns:
@@ -308,6 +321,9 @@ def _clear_returns_r2(c: Configuration, p: _Plays) -> bool:
         for size in range(len(p.headless_registers) + 1):
             for registers in combinations(p.headless_registers, size):
                 for adopter in p.adopter_choices(turns + top, registers):
+                    tried += 1
+                    if budget is not None and tried > budget:
+                        return None
                     for play in p.plays(turns, adopter):
                         if _cleared_r2_completes(c, p, play, rest, adopter):
                             return True
@@ -345,5 +361,8 @@ def both_registers_empty_buffer(c: Configuration) -> bool:
     "Empty buffer, both registers held")."""
     p = _Plays(c)
     if c.r2 == c.n:
-        return _clear_returns_r2(c, p)
+        found = _clear_returns_r2(c, p, SEARCH_BUDGET)
+        if found is None:
+            found = bool(clear_returns_r2(words_of([c]), len(c.stack) + 1))
+        return found
     return _clear_returns_sigma1(c) or _clear_ends_the_parse(c, p)

@@ -14,13 +14,10 @@ successor" (:func:`exit_finishes`: (I0), :func:`gamma_closed_form`,
 :func:`phase_a_closed_form`, :func:`phase_b_closed_form`, :func:`anchored_closed_form`), one
 pass over the stack instead of O(n) simulated moves.  With an empty buffer and a register
 held the rule is wider than ``E``: there it asks whether *any* move sequence completes the
-configuration (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`;
-with R2 = n only for stacks of at most :data:`EXACT_STACK_LIMIT` words, deeper ones by ``E``
-and the eight register completions of the reference plans, :data:`EXIT_FAMILY`,
-simulated).  That keeps
-it sound: a configuration ``E`` (or a member of the family) finishes stays accepted along
-its moves (every configuration it finishes is completable), and a completable one has a move
-to a completable one.  The simulation is kept as :func:`exit_legal_by_simulation` (``E`` run
+configuration (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`).
+That keeps it sound: a configuration ``E`` finishes stays accepted along its moves (every
+configuration it finishes is completable), and a completable one has a move to a
+completable one.  The simulation is kept as :func:`exit_legal_by_simulation` (``E`` run
 up to an empty buffer with a register held, that phase's rule from there), the reference the
 other closed forms are checked against (same mask on every configuration checked).
 
@@ -45,8 +42,7 @@ it has no dependent):
   ``E`` misses some completable configurations there, with both registers even when the
   eight register completions of the reference plans are tried beside it (1,058 of the
   150,252 completable at n = 6); the rule accepts every completable one
-  (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`), but for
-  stacks deeper than :data:`EXACT_STACK_LIMIT` words with both registers held and R2 = n.
+  (:func:`r1_empty_buffer_closed_form`, :func:`both_registers_empty_buffer`).
 
 What was checked, and the numbers: ``docs/dev/two-registers-completability.md`` ("What the
 exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.py``.
@@ -55,18 +51,16 @@ exit rule was checked against"); tests: ``tests/systems/test_two_registers_exit.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from neuralparse.systems.two_registers.configuration import (
     ARC_MOVES,
-    COMPLETION_PLANS,
     REGISTER_STACK_MOVES,
     Configuration,
     Move,
     apply_move,
     arc_eager_completion_move,
     follows_to_tree,
-    register_completion_move,
     run_plan,
     successor,
     table4_legal,
@@ -80,8 +74,6 @@ from neuralparse.systems.two_registers.registers_empty import (
     i0,
     lowest_decides,
 )
-
-Plan = Callable[[Configuration], Move | None]
 
 _RS = {(k, to_register): move for move, (k, to_register) in REGISTER_STACK_MOVES.items()}
 
@@ -229,42 +221,6 @@ def exit_move(c: Configuration) -> Move | None:
     if c.r2 is None:
         return _phase_a_move(c)
     return _phase_b_move(c)
-
-
-def _with_register_completion(index: int) -> Plan:
-    plan = [p for p in COMPLETION_PLANS if not p.anchored][index]
-
-    def move(c: Configuration) -> Move | None:
-        if c.r1 is not None and c.buffer_empty:
-            return register_completion_move(c, plan)
-        return exit_move(c)
-
-    return move
-
-
-EXIT_FAMILY: tuple[Plan, ...] = (exit_move, *(_with_register_completion(i) for i in range(8)))
-"""``E`` and the eight plans that differ from it only with an empty buffer and a register
-held (there they empty the registers as the reference plans do)."""
-
-EXACT_STACK_LIMIT = 10
-"""With an empty buffer, both registers held and R2 = n, :func:`both_registers_empty_buffer`
-(exact) decides configurations whose stack holds at most this many words.  There its search
-tries every depth of the Clear and grows about as the fourth power of the stack in the worst
-case (measured on configurations built to defeat it, nothing completable: 16 ms at 10 words,
-84 ms at 16, a minute at 120), so deeper stacks are decided by :data:`EXIT_FAMILY` run up
-to the Clear (O(n) moves each).  With R2 < n the search is linear in the stack and decides
-every depth.  Still sound: in this phase the stack never grows and R2 stays, so from a
-configuration the search decides its moves lead to ones it decides, and from a deep one a
-member's move leads to a configuration the member finishes, which either rule accepts."""
-
-
-def _register_phase_finishes(c: Configuration, plan: Plan) -> bool:
-    """Whether ``plan`` finishes ``c`` (empty buffer, both registers held): its moves are
-    simulated only until the registers are empty; from there every member of
-    :data:`EXIT_FAMILY` is the arc-eager completion, whose success has a closed form
-    (terminal, or ``β1 = γ = n``)."""
-    cleared = run_plan(c, plan, lambda d: d.r1 is None)
-    return cleared is not None and exit_finishes(cleared)
 
 
 def _at_empty_buffer_with_a_register(c: Configuration) -> bool:
@@ -487,9 +443,7 @@ def phase(c: Configuration) -> str:
 def exit_finishes(c: Configuration) -> bool:
     """:func:`exit_finishes_by_simulation` by phase, each by its closed form: terminal,
     registers empty with a fresh β1 (I0) or with β1 = γ, phase A, phase B with or without
-    the anchor on the stack, an empty buffer with R1 alone or with both registers (R2 = n
-    and a stack deeper than :data:`EXACT_STACK_LIMIT` words: :data:`EXIT_FAMILY`
-    simulated)."""
+    the anchor on the stack, an empty buffer with R1 alone or with both registers."""
     if c.r1 is None:
         if c.front > c.n:
             return c.unattached == 0  # terminal
@@ -497,9 +451,7 @@ def exit_finishes(c: Configuration) -> bool:
     if c.front > c.n:
         if c.r2 is None:
             return r1_empty_buffer_closed_form(c)
-        if c.r2 != c.n or len(c.stack) <= EXACT_STACK_LIMIT:
-            return both_registers_empty_buffer(c)
-        return any(_register_phase_finishes(c, plan) for plan in EXIT_FAMILY)
+        return both_registers_empty_buffer(c)
     if c.r2 is None:
         return phase_a_closed_form(c)
     return anchored_closed_form(c) if anchor_on_stack(c) else phase_b_closed_form(c)

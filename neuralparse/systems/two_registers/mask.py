@@ -47,8 +47,8 @@ it is connected to 0 and whether it is on the stack; the last column is a spare 
 popped word was the only one, so both minima are O(1) scalars.  Cost: O(1) tensor work per
 configuration and step on fast rows; the other rows cost O(n) Python each on the host (the
 exit rule's closed forms are scans of the stack lists, and with an empty buffer and both
-registers held a search over a few adopters and register choices, or, with R2 = n on stacks
-deeper than ten words, the exit plan and its register completions simulated;
+registers held a search over a few adopters and register choices, which with R2 = n hands a
+configuration that would take it long to the tensor enumeration, ``O(n³)``;
 docs/dev/two-registers-completability.md), or O(n) tensor work in the tensor form; a beam
 reorder copies the table row, O(n) per configuration.
 """

@@ -57,9 +57,9 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # `features`, `terminal`, the transitions with the mask's book-keeping (`_apply_tensors`,
 # `update_bookkeeping`, `mark_stack`), the fast rows' closed-form mask (`fast_rows`,
 # `fast_mask`) and the exit rule's tensor form (`tensor_rule.exit_rule`: every phase, an
-# empty buffer with both registers held searched on `search_limit(B)` rows a step, and not
-# with R2 = n and a stack deeper than EXACT_STACK_LIMIT words, which the host decides by
-# simulating the exit plans).  Not: every step, `transition_legal` reads which rows are slow
+# empty buffer with both registers held searched on `search_limit(B)` rows a step, and with
+# R2 = n and a stack deeper than SHALLOW_STACK_LIMIT words on DEEP_SEARCH_ROWS rows a
+# step).  Not: every step, `transition_legal` reads which rows are slow
 # (`torch.nonzero`) and decides those on configurations rebuilt on the host (on the CPU the
 # host is the cheaper of the two there), and `apply_transitions` checks on the host that
 # each action has its operands.  Greedy decoding and beam search are
@@ -69,7 +69,7 @@ from neuralparse.trees.crossing import is_k_crossing_interval
 # caller decodes (searches) the sentences with an abandoned configuration again eagerly, so
 # the trees are the eager loop's.  A converged Hungarian-Szeged model's
 # greedy parses of the test set abandon 21.8% of the sentences by default and none with the
-# tensor rule, at about eighteen times the operators per step (`python -m
+# tensor rule, at about 29 times the operators per step (`python -m
 # benchmarks.graph_fallback --graph-rule ...`, `python -m benchmarks.step_operators
 # --two-registers-graphs`); an English model's never leave the fast path.  Which pays on a
 # GPU is not measured yet, so the default stays "abandon".  "compiled" is the tensor rule
@@ -291,9 +291,10 @@ class TwoRegisters(TransitionSystem):
         exit rule's tensor form
         (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_rule`) and abandons only
         those it leaves undecided (an empty buffer with both registers held beyond
-        :func:`search_limit` rows of a step, where greedy decoding waits instead, or with
-        R2 = n and a stack deeper than ``EXACT_STACK_LIMIT`` words): fewer sentences
-        decoded twice, about eighteen times the operators per step; ``"compiled"``
+        :func:`search_limit` rows of a step, or, with R2 = n and a stack deeper than
+        ``SHALLOW_STACK_LIMIT`` words, beyond ``DEEP_SEARCH_ROWS``; greedy decoding waits
+        for the search instead): fewer sentences
+        decoded twice, about 29 times the operators per step; ``"compiled"``
         decides the same through ``torch.compile`` (:data:`COMPILE_OPTIONS`), whose fused
         kernels replace those thousands of small operators, at the price of compiling on
         the first batch (about a minute and a half on a CPU)."""

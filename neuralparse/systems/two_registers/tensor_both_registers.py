@@ -22,10 +22,13 @@ fixed size:
   left without a head, IsCovered(R1), an arc from the root) is a count over the words, from
   which the special words' share is subtracted.  So a row costs ``O(W²)`` elements,
   evaluated with a fixed number of operators.
-* G2: the same plays, once per number of words that leave (a row each, up to
-  :data:`~neuralparse.systems.two_registers.exit.EXACT_STACK_LIMIT` + 1; deeper stacks are
-  decided on the host by the exit plans, and left undecided here), then the arc-eager
-  completion's scan of the stack Clear leaves, as sets of tree roots.
+* G2: the same plays, once per number of words that leave (a row each:
+  :data:`SHALLOW_STACK_LIMIT` + 1 rows for a stack of at most that many words, one per
+  column of the width for a deeper one), then the arc-eager completion's scan of the stack
+  Clear leaves, as sets of tree roots.  A row then costs ``O(W³)`` elements for a deep
+  stack, whatever the configuration: the host uses it where its own search would take
+  longer (:func:`~neuralparse.systems.two_registers.empty_buffer.
+  both_registers_empty_buffer`).
 
 That is too much to spend on every row of a batch, and such rows are rare, so the exit rule
 (:mod:`~neuralparse.systems.two_registers.tensor_rule`) runs these searches only on a fixed
@@ -39,7 +42,6 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.two_registers.configuration import REGISTER_STACK_MOVES, Move
-from neuralparse.systems.two_registers.exit import EXACT_STACK_LIMIT
 from neuralparse.systems.two_registers.tensor_forms import (
     Words,
     extreme_dependents,
@@ -49,6 +51,13 @@ from neuralparse.systems.two_registers.tensor_forms import (
     lowest,
 )
 from neuralparse.systems.two_registers.tensor_moves import apply_moves, table4
+
+SHALLOW_STACK_LIMIT = 10
+"""G2 of a stack of at most this many words (with R2 = n) takes ``SHALLOW_STACK_LIMIT + 1``
+rows, one per number of top words that leave; a deeper stack takes one per column of the
+width.  Ten words cover the stacks of almost every such configuration of real sentences, so
+the search of many rows a step stays ``O(W²)`` elements a row and deep stacks are searched
+fewer at a time (:func:`~neuralparse.systems.two_registers.tensor_rule.exit_finishes`)."""
 
 SIGMA1_TURN_ARCS = 3
 """n's turn before Clear returns it (G1): at most three Register-Stack arcs (it adopts each
@@ -290,14 +299,13 @@ def clear_ends_the_parse(w: Words) -> Tensor:
     return ~stuck & ends.flatten(1).ne(0).any(1)
 
 
-def clear_returns_r2(w: Words) -> Tensor:
-    """G2 (:func:`~neuralparse.systems.two_registers.empty_buffer._clear_returns_r2`), for
-    stacks of at most :data:`~neuralparse.systems.two_registers.exit.EXACT_STACK_LIMIT` words:
-    for each number of top words that act and leave (every word right of R1 among them, 0
-    not), the word then on top may still adopt, and after Clear returns R2 = n the arc-eager
-    completion finishes (``_cleared_r2_completes``).  Each depth is a row of its own."""
+def clear_returns_r2(w: Words, depths: int) -> Tensor:
+    """G2 (:func:`~neuralparse.systems.two_registers.empty_buffer._clear_returns_r2`) for
+    stacks of fewer than ``depths`` words (the width is always enough): for each number of
+    top words that act and leave (every word right of R1 among them, 0 not), the word then
+    on top may still adopt, and after Clear returns R2 = n the arc-eager completion finishes
+    (``_cleared_r2_completes``).  Each depth is a row of its own."""
     rows, width = w.head.shape
-    depths = EXACT_STACK_LIMIT + 1
     from_top = w.on_stack.flip(1).long().cumsum(1).flip(1) * w.on_stack  # 1: σ1
     right_of_r1 = (w.on_stack & (w.index > w.r1[:, None])).sum(1)
     size = w.on_stack.sum(1)
@@ -345,11 +353,11 @@ def _roots(root: Tensor, words: Tensor) -> Tensor:
     return torch.zeros_like(root).scatter_add(1, root, words.long()).ne(0)
 
 
-def both_registers_completable(w: Words) -> Tensor:
+def both_registers_completable(w: Words, depths: int) -> Tensor:
     """Empty buffer, both registers held: exact completability, with R2 = n by G2 (for
-    stacks of at most ``EXACT_STACK_LIMIT`` words), with R2 < n by G1 or T."""
+    stacks of fewer than ``depths`` words), with R2 < n by G1 or T."""
     below_n = clear_returns_sigma1(w) | clear_ends_the_parse(w)
-    return torch.where(w.r2 == w.n, clear_returns_r2(w), below_n)
+    return torch.where(w.r2 == w.n, clear_returns_r2(w, depths), below_n)
 
 
 SLICE_ELEMENTS = 1 << 22
@@ -358,27 +366,31 @@ wanted row (``[rows × depths, W, W]``, 16 MB as int32)."""
 
 
 def search_some(
-    w: Words, wanted: Tensor, limit: int | None, group: int = 1
+    w: Words, wanted: Tensor, limit: int | None, group: int = 1, depths: int | None = None
 ) -> tuple[Tensor, Tensor]:
     """``(searched, completable)``: :func:`both_registers_completable` on the rows of
-    ``wanted``, at most ``limit`` of them (a fixed-size pick, without a host read; the others
-    stay unsearched), or all of them when ``limit`` is None (found on the host: for eager
-    callers only).
+    ``wanted`` (R2 = n with stacks of fewer than ``depths`` words; None: the width, which
+    holds every stack), at most ``limit`` of them (a fixed-size pick, without a host read;
+    the others stay unsearched), or all of them when ``limit`` is None (found on the host:
+    for eager callers only).
 
     The rows come in consecutive groups of ``group`` (the successors of one configuration,
     which is decided only when all of its wanted ones are): a limited pick takes whole groups,
     the first ones in order whose wanted rows fit in ``limit`` together, skipping a group
     with more than ``limit``.  Taking the first groups rather than any rows lets a caller
     that waits for the search (greedy decoding) always move some configuration on."""
+    width = w.head.shape[1]
+    depths = width if depths is None else depths
     if limit is None:
         picked = torch.nonzero(wanted).flatten()
         # In slices, since a row holds W² elements per depth of G2: as many rows a slice as
         # keep the largest tensors near SLICE_ELEMENTS (thousands of short rows, dozens of
         # long ones), so that short rows do not pay the search's thousands of operators in
         # many small calls.
-        depths, width = EXACT_STACK_LIMIT + 1, w.head.shape[1]
         slices = picked.split(max(1, SLICE_ELEMENTS // (depths * width * width)))
-        found = torch.cat([wanted[:0], *(both_registers_completable(w.take(s)) for s in slices)])
+        found = torch.cat(
+            [wanted[:0], *(both_registers_completable(w.take(s), depths) for s in slices)]
+        )
         take = wanted
     else:
         counts = wanted.view(-1, group).sum(1)
@@ -386,7 +398,7 @@ def search_some(
         taken = fits & (torch.cumsum(counts * fits, 0) <= limit)
         take = wanted & taken[:, None].expand(-1, group).reshape(-1)
         picked = torch.topk(take.long(), min(limit, take.numel()), sorted=False).indices
-        found = both_registers_completable(w.take(picked))
+        found = both_registers_completable(w.take(picked), depths)
     searched = torch.zeros_like(wanted).index_put((picked,), take[picked])
     completable = torch.zeros_like(wanted).index_put((picked,), found & take[picked])
     return searched, completable

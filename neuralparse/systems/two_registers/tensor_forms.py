@@ -15,10 +15,15 @@ over the words, with no host read and no loop over the configuration.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:
+    from neuralparse.systems.two_registers.configuration import Configuration
 
 INF = 1 << 30
 """:func:`lowest` of an empty set (and the mask's minH / minC when there is no such word):
@@ -89,6 +94,39 @@ class Words:
     def headless(self, v: Tensor) -> Tensor:
         """``v`` is a word other than 0 without a head (false for a null ``v``)."""
         return (v >= 1) & (self.at(self.head, v) < 0)
+
+
+def words_of(configs: Sequence[Configuration]) -> Words:
+    """The reference's configurations as rows (for the host to run a tensor form on
+    configurations it holds as :class:`~neuralparse.systems.two_registers.configuration.
+    Configuration`, and for the tests)."""
+    width = max(c.n for c in configs) + 2
+    on_stack = torch.zeros((len(configs), width), dtype=torch.bool)
+    head = torch.full((len(configs), width), -1, dtype=torch.long)
+    for b, c in enumerate(configs):
+        on_stack[b, c.stack] = True
+        head[b, : c.n + 1] = torch.tensor([-1 if h is None else h for h in c.head])
+
+    def scalar(values: list[int]) -> Tensor:
+        return torch.tensor(values)
+
+    def null(v: int | None) -> int:
+        return -1 if v is None else v
+
+    return Words(
+        n=scalar([c.n for c in configs]),
+        on_stack=on_stack,
+        head=head,
+        root=tree_roots(head),
+        front=scalar([c.front for c in configs]),
+        r1=scalar([null(c.r1) for c in configs]),
+        r2=scalar([null(c.r2) for c in configs]),
+        covered1=torch.tensor([c.covered1 for c in configs]),
+        covered2=torch.tensor([c.covered2 for c in configs]),
+        last=scalar([c.last for c in configs]),
+        root_free=torch.tensor([c.leftmost[0] is None for c in configs]),
+        unattached=scalar([c.unattached for c in configs]),
+    )
 
 
 def tree_roots(head: Tensor) -> Tensor:

@@ -25,17 +25,19 @@ registers held, the case where both already hang from the root and R2 < n has a 
 and register choices, which :mod:`~neuralparse.systems.two_registers.tensor_both_registers`
 enumerates in fixed size on at most ``search_rows`` rows per call, and so is the case R2 = n
 (Clear returning R2 at some depth of the stack) for stacks of at most
-:data:`~neuralparse.systems.two_registers.exit.EXACT_STACK_LIMIT` words; deeper ones, which
-the host decides by the exit plans, have no tensor form.  A row with a legal move
-into a configuration left undecided is *undecided*, and the caller decides it on the host or
-abandons it (:mod:`~neuralparse.systems.two_registers.mask`).
+:data:`~neuralparse.systems.two_registers.tensor_both_registers.SHALLOW_STACK_LIMIT` words;
+deeper ones, whose search costs ``O(W³)`` elements a row, on at most
+:data:`DEEP_SEARCH_ROWS` rows per call.  A row with a legal move into a configuration left
+undecided is *undecided*, and the caller waits, decides it on the host or abandons it
+(:mod:`~neuralparse.systems.two_registers.mask`).
 
-Cost: thousands of small operators per call whatever the batch (9,295 per greedy step in
+Cost: thousands of small operators per call whatever the batch (14,612 per greedy step in
 ``python -m benchmarks.step_operators --two-registers-graphs``, 3,999 of them without the
-search, against 509 for the variant that abandons every slow row), O(n) work per row and
-O(n²) per searched row (times the depths of G2).  On the CPU that is 10-17 ms a call
-without the search and about 0.1 s more with 8 rows of 42 words searched, more than the
-host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager loop keeps the host;
+searches, against 509 for the variant that abandons every slow row), O(n) work per row and
+O(n²) per searched row (times the depths of G2: O(n³) for a deep stack).  On the CPU that
+is 10-17 ms a call without the search and about 0.1 s more with 8 rows of 42 words
+searched, more than the host's 0.2-4.3 ms for the 1-64 slow rows of a step, so the eager
+loop keeps the host;
 the CUDA-graph variant uses it with ``TwoRegisters(graph_rule="tensor")``, or compiled by
 ``torch.compile`` into a few fused kernels with ``graph_rule="compiled"``.  For that it stays
 one traceable graph: moves are compared as ``int``
@@ -52,8 +54,10 @@ import torch
 from torch import Tensor
 
 from neuralparse.systems.two_registers.configuration import Move
-from neuralparse.systems.two_registers.exit import EXACT_STACK_LIMIT
-from neuralparse.systems.two_registers.tensor_both_registers import search_some
+from neuralparse.systems.two_registers.tensor_both_registers import (
+    SHALLOW_STACK_LIMIT,
+    search_some,
+)
 from neuralparse.systems.two_registers.tensor_forms import (
     Words,
     anchor_on_stack,
@@ -122,18 +126,28 @@ one, takes its head from the other and Clear follows (``anchored_closed_form``).
 anchored after them would be left undecided."""
 
 
+DEEP_SEARCH_ROWS = 6
+"""The configurations with R2 = n and a stack deeper than
+:data:`~neuralparse.systems.two_registers.tensor_both_registers.SHALLOW_STACK_LIMIT` words a
+limited call searches (``W`` rows of ``W²`` elements each, whether there are any or not):
+the successors of one configuration in that phase that need it (never more than six on the
+Hungarian model's dev parses with beam 8); one with more stays undecided."""
+
+
 def exit_finishes(
     w: Words, wanted: Tensor | None = None, search_rows: int | None = None, group: int = 1
 ) -> tuple[Tensor, Tensor]:
     """``(decided, finishes)``: the exit rule's verdict on each configuration, by its phase
     (:func:`~neuralparse.systems.two_registers.exit.exit_finishes`), where the phase has a
     closed form here: all but an empty buffer with both registers held, and that one when
-    :func:`both_registers_clear_ends` decides it or, with R2 < n or a stack of at most
-    :data:`~neuralparse.systems.two_registers.exit.EXACT_STACK_LIMIT` words, on the rows of
-    ``wanted`` that :func:`~neuralparse.systems.two_registers.tensor_both_registers.
-    search_some` picks (at most ``search_rows``, in whole groups of ``group`` rows; all of
-    them when it is None, which only the eager loop can afford).  With the anchor on the
-    stack, E's next moves are applied first (at most :data:`ANCHORED_MOVES`)."""
+    :func:`both_registers_clear_ends` decides it or on the rows of ``wanted`` that
+    :func:`~neuralparse.systems.two_registers.tensor_both_registers.search_some` picks, in
+    whole groups of ``group`` rows: at most ``search_rows`` with R2 < n or a stack of at
+    most :data:`~neuralparse.systems.two_registers.tensor_both_registers.
+    SHALLOW_STACK_LIMIT` words, and at most :data:`DEEP_SEARCH_ROWS` of the deeper ones
+    with R2 = n; all of them when ``search_rows`` is None, which only the eager loop can
+    afford.  With the anchor on the stack, E's next moves are applied first
+    (at most :data:`ANCHORED_MOVES`)."""
     failed = torch.zeros_like(w.root_free)
     for _ in range(ANCHORED_MOVES):
         anchored = (w.r1 >= 0) & (w.r2 >= 0) & (w.front <= w.n) & anchor_on_stack(w) & ~failed
@@ -148,11 +162,18 @@ def exit_finishes(
     still = phase_b & anchor_on_stack(w) & ~failed
     both_known, both_complete = both_registers_clear_ends(w)
     both = buffer_empty & (w.r2 >= 0)
-    shallow = w.on_stack.sum(1) <= EXACT_STACK_LIMIT
-    search = both & ((w.r2 != w.n) | shallow) & ~both_known & ~failed
+    deep = (w.r2 == w.n) & (w.on_stack.sum(1) > SHALLOW_STACK_LIMIT)
+    search = both & ~both_known & ~failed
     if wanted is not None:
         search &= wanted
-    searched, completable = search_some(w, search, search_rows, group)
+    searched, completable = search_some(
+        w, search & ~deep, search_rows, group, SHALLOW_STACK_LIMIT + 1
+    )
+    deep_searched, deep_completable = search_some(
+        w, search & deep, None if search_rows is None else DEEP_SEARCH_ROWS, group
+    )
+    searched |= deep_searched
+    completable |= deep_completable
     both_known = both_known | searched
     both_complete = torch.where(searched, completable, both_complete)
     decided = failed | ~((both & ~both_known) | still)
