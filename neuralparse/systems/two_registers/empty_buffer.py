@@ -12,7 +12,8 @@ buffer (γ = σ1 = n, or γ = R2 = n), after which the arc-eager completion deci
 (:func:`~neuralparse.systems.two_registers.registers_empty.gamma_closed_form`).
 
 With both registers held and R2 = n the search below takes milliseconds on almost every
-configuration but grows as the fourth power of the stack on some (seconds at 80 words);
+configuration but grows as the fourth power of the stack on some (4 s at 40 words on
+configurations built to defeat it, 5 s on one of 33 random ones of 120 words);
 past :data:`SEARCH_BUDGET` the same search enumerated as tensors decides instead
 (:func:`~neuralparse.systems.two_registers.tensor_both_registers.clear_returns_r2`: about a
 second at 120 words whatever the configuration)."""
