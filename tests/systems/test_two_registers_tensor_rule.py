@@ -302,7 +302,7 @@ def test_the_graph_variant_decides_the_engines_rows_as_the_host_does(
 def test_configurations_of_treebank_derivations(treebank: str, ud_root) -> None:
     """Every configuration on the oracle's derivations (under the exit rule) of the first
     60 training trees with crossing arcs in the class: the tensor rule decides as the
-    reference wherever it decides."""
+    reference, and decides every one."""
     path = ud_root / treebank / "train.conllu"
     if not path.is_file():
         pytest.skip(f"{path} not found")
