@@ -160,6 +160,21 @@ def test_random_legal_walks_are_sound(n: int, seed: int) -> None:
     assert steps <= 5 * n
 
 
+def random_forest(rng: random.Random, n: int, attach: float) -> Configuration | None:
+    """The initial configuration of ``n`` words with a random forest over 0..n already built
+    (each word, in random order, gets a head among the words placed before it with
+    probability ``attach``: no cycle); None when 0 got more than one dependent."""
+    c = Configuration.initial(n)
+    order = list(range(1, n + 1))
+    rng.shuffle(order)
+    placed = [0]
+    for v in order:
+        if rng.random() < attach:
+            c.add_arc(rng.choice(placed), v)
+        placed.append(v)
+    return None if sum(1 for v in range(1, n + 1) if c.head[v] == 0) > 1 else c
+
+
 def configuration_key(c: Configuration) -> tuple:
     return (tuple(c.stack), c.front, c.r1, c.r2, tuple(c.head), c.covered1, c.covered2, c.last)
 

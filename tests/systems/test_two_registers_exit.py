@@ -30,6 +30,7 @@ from neuralparse.trees.core import check_tree
 from tests.systems.test_two_registers import (
     completable_by_search,
     configuration_key,
+    random_forest,
     reachable,
     successor,
 )
@@ -132,16 +133,8 @@ def deep_configuration(rng: random.Random, smallest: int = 12, largest: int = 18
     words on the stack)."""
     while True:
         n = rng.randint(smallest, largest)
-        c = Configuration.initial(n)
-        order = list(range(1, n + 1))
-        rng.shuffle(order)
-        attach = rng.choice((0.5, 0.7, 0.9))
-        placed = [0]
-        for v in order:  # each word's head among the words placed before it: no cycle
-            if rng.random() < attach:
-                c.add_arc(rng.choice(placed), v)
-            placed.append(v)
-        if sum(1 for v in range(1, n + 1) if c.head[v] == 0) > 1:
+        c = random_forest(rng, n, rng.choice((0.5, 0.7, 0.9)))
+        if c is None:
             continue
         c.front, c.r2, c.r1 = n + 1, n, rng.randrange(n)
         c.stack = [v for v in range(n) if v != c.r1 and rng.random() < 0.85]

@@ -41,7 +41,7 @@ from neuralparse.systems.two_registers.tensor_rule import exit_rule
 from neuralparse.trees.core import is_projective
 from neuralparse.trees.crossing import is_k_crossing_interval
 from tests.conftest import shared_treebanks
-from tests.systems.test_two_registers import reachable
+from tests.systems.test_two_registers import random_forest, reachable
 
 
 def words_of(configs: list[Configuration]) -> Words:
@@ -120,15 +120,8 @@ def random_configuration(rng: random.Random) -> Configuration:
     increasing stack, registers off the stack left of the buffer front, random IsCovered
     flags and ``last``."""
     n = rng.randint(3, 14)
-    c = Configuration.initial(n)
-    order = list(range(1, n + 1))
-    rng.shuffle(order)
-    placed = [0]
-    for v in order:  # each word's head among the words placed before it: no cycle
-        if rng.random() < 0.6:
-            c.add_arc(rng.choice(placed), v)
-        placed.append(v)
-    if sum(1 for v in range(1, n + 1) if c.head[v] == 0) > 1:
+    c = random_forest(rng, n, 0.6)
+    if c is None:
         return random_configuration(rng)
     c.front = rng.randint(1, n + 1)
     held = rng.choice((0, 1, 2, 2, 2))  # phase B has the most to get wrong
