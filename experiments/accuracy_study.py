@@ -4,7 +4,7 @@ convergence, then parse test greedily and with a beam.
     python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
         [--seeds 1 2 3] [--models default gold_tags] [--jobs 2] [--device cpu|cuda]
         [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--out experiments/study_runs]
-        [--quick]
+        [--quick] [--plan]
 
 The study the README reports is ``--seeds 1 2 3`` (the default joint model, which tags and
 parses untagged text) and ``--models gold_tags --seeds 1`` (a model that reads gold UPOS,
@@ -33,6 +33,9 @@ is not parsed, and the next study goes on from its ``last.pt``, so runs longer t
 sitting (English-EWT on a CPU) train in pieces.  ``last.pt`` is not part of the repository:
 such a run goes on only in the same checkout.
 ``--quick`` trains a tiny model for one epoch on 200 sentences (the test suite's smoke run).
+``--plan`` runs nothing: it lists the state of every run the other options name (done, trained
+and waiting to be parsed, cut off and going on from ``last.pt``, to train) and counts them,
+which is how a study spread over sessions says what remains.
 """
 
 from __future__ import annotations
@@ -195,20 +198,27 @@ def training_recipe(config: dict) -> dict:
     return recipe | {key: model.get(key, default) for key, default in ARC_KEYS.items()}
 
 
-def stop_record(run_dir: Path) -> dict | None:
-    """The ``"stopped"`` line of the run's ``metrics.jsonl`` (``train.py`` ended the run), or
-    None (a run cut off while training has no such line, and perhaps a line cut short)."""
+def metrics_records(run_dir: Path) -> list[dict]:
+    """The records of the run's ``metrics.jsonl`` (none if it has none), without a line cut
+    short by an interrupted run."""
     metrics = run_dir / "metrics.jsonl"
     if not metrics.is_file():
-        return None
+        return []
+    records = []
     for line in metrics.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if isinstance(record, dict) and "stopped" in record:
-            return record
-    return None
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def stop_record(run_dir: Path) -> dict | None:
+    """The ``"stopped"`` line of the run's ``metrics.jsonl`` (``train.py`` ended the run), or
+    None (a run cut off while training has no such line)."""
+    return next((r for r in metrics_records(run_dir) if "stopped" in r), None)
 
 
 def cut_by_deadline(run_dir: Path, stopped: dict, safety_net_minutes: float) -> bool:
@@ -232,6 +242,44 @@ def training_finished(run_dir: Path, safety_net_minutes: float = MAX_MINUTES) ->
         and (run_dir / "checkpoint.pt").is_file()
         and not cut_by_deadline(run_dir, stopped, safety_net_minutes)
     )
+
+
+def run_state(run_dir: Path, safety_net_minutes: float = MAX_MINUTES) -> tuple[str, str]:
+    """Where the run in ``run_dir`` stands, as ``(state, detail)``; the state is one of
+    :data:`STATES`, in the order a run goes through them."""
+    scores = run_dir / "scores.json"
+    if scores.is_file():
+        summary = json.loads(scores.read_text(encoding="utf-8"))
+        return "done", (
+            f"best epoch {summary['best_epoch']} of {summary['epochs']}, "
+            f"stopped by {str(summary['stopped']).split(':')[0]}"
+        )
+    if training_finished(run_dir, safety_net_minutes):
+        return "to parse", "training ended; test not parsed yet"
+    epochs = [record for record in metrics_records(run_dir) if "epoch" in record]
+    if epochs and (run_dir / "last.pt").is_file():
+        best = epochs[-1].get("best_epoch")
+        return "goes on", f"after epoch {epochs[-1]['epoch']} (best {best}), from last.pt"
+    if epochs:
+        return (
+            "to train",
+            f"logged to epoch {epochs[-1]['epoch']}, no last.pt: trains from the start",
+        )
+    return "to train", ""
+
+
+STATES = ("done", "to parse", "goes on", "to train")
+
+
+def plan(runs: list[Run], args: argparse.Namespace) -> None:
+    """Print every run's :func:`run_state` and how many runs are in each state."""
+    counts = dict.fromkeys(STATES, 0)
+    for run in runs:
+        state, detail = run_state(run.directory(args.out), args.max_minutes)
+        counts[state] += 1
+        name = f"{run.data} {run.system} {run.model} seed {run.seed}"
+        print(f"{state:<9} {name}" + (f": {detail}" if detail else ""))
+    print(", ".join(f"{count} {state}" for state, count in counts.items()) + f" of {len(runs)}")
 
 
 def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
@@ -290,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadline-minutes", type=float, default=24 * 60.0)
     parser.add_argument("--out", type=Path, default=STUDY_RUNS)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
+    parser.add_argument("--plan", action="store_true", help="list the runs' states; run none")
     parser.add_argument("--parse", type=Path, help=argparse.SUPPRESS)  # one run's test parsing
     args = parser.parse_args(argv)
     if args.parse is not None:
@@ -305,6 +354,9 @@ def main(argv: list[str] | None = None) -> int:
         for system in SYSTEMS
         if system in args.systems
     ]
+    if args.plan:
+        plan(runs, args)
+        return 0
     print(f"{len(runs)} runs, {args.jobs} at a time, into {args.out}", flush=True)
     failures = 0
     with ThreadPoolExecutor(args.jobs) as pool:

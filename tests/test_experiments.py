@@ -420,6 +420,48 @@ def test_claim_verdicts(
     assert accuracy_table.verdict(kind, average, better, worse) == expected
 
 
+def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--plan`` reads the run folders only: a finished run, one trained but not parsed, one
+    cut off with its last.pt, one whose checkout lost it, and one never started."""
+    out = tmp_path / "study"
+
+    def folder(system: str) -> Path:
+        run = out / "en_ewt" / system / "seed1"
+        run.mkdir(parents=True)
+        (run / "config.yaml").write_text("trainer:\n  max_time_minutes: 120.0\n")
+        return run
+
+    epoch = {"epoch": 7, "best_epoch": 5}
+    stopped = {"stopped": "patience: no better dev LAS for 10 epochs", "best_epoch": 5}
+    done = folder("arc_eager")
+    summary = {"best_epoch": 5, "epochs": 15, "stopped": stopped["stopped"]}
+    (done / "scores.json").write_text(json.dumps(summary))
+    parse = folder("swap")
+    (parse / "metrics.jsonl").write_text(json.dumps(epoch) + "\n" + json.dumps(stopped) + "\n")
+    (parse / "checkpoint.pt").write_bytes(b"")
+    goes_on = folder("planar")
+    (goes_on / "metrics.jsonl").write_text(json.dumps(epoch) + '\n{"epoch": 8, "lo')
+    (goes_on / "last.pt").write_bytes(b"")
+    lost = folder("two_planar")
+    (lost / "metrics.jsonl").write_text(json.dumps(epoch) + "\n")
+    systems = ["arc_eager", "swap", "planar", "two_planar", "arc_hybrid"]
+    argv = ["--plan", "--data", "en_ewt", "--systems", *systems, "--out", str(out)]
+    assert accuracy_study.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert sorted(lines[:-1]) == [
+        "done      en_ewt arc_eager default seed 1: best epoch 5 of 15, stopped by patience",
+        "goes on   en_ewt planar default seed 1: after epoch 7 (best 5), from last.pt",
+        "to parse  en_ewt swap default seed 1: training ended; test not parsed yet",
+        "to train  en_ewt arc_hybrid default seed 1",
+        "to train  en_ewt two_planar default seed 1: logged to epoch 7, no last.pt: trains from "
+        "the start",
+    ]
+    assert lines[-1] == "1 done, 1 to parse, 1 goes on, 2 to train of 5"
+    assert not (out / "en_ewt" / "arc_hybrid").exists()
+
+
 def test_accuracy_study_quick_trains_parses_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
