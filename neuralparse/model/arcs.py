@@ -17,6 +17,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor, nn
 
+from neuralparse.model.dropout import Dropout
+
 RELATION_HIDDEN = 128
 """Width of the head and dependent MLPs of the relation scores."""
 
@@ -30,7 +32,7 @@ class ArcScores(NamedTuple):
 
 
 def _mlp(input_dim: int, hidden: int, dropout: float) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(input_dim, hidden), nn.ReLU(), nn.Dropout(dropout))
+    return nn.Sequential(nn.Linear(input_dim, hidden), nn.ReLU(), Dropout(dropout))
 
 
 class ArcScorer(nn.Module):
