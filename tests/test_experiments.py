@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from experiments import accuracy_study, accuracy_table, running_time, tag_coverage, tree_coverage
+from experiments import (
+    accuracy_study,
+    accuracy_table,
+    running_time,
+    seed_claims,
+    tag_coverage,
+    tree_coverage,
+)
 from neuralparse.analyze import analyze_file
 from neuralparse.config import ModelConfig
 from neuralparse.evaluation.metrics import ScoreAccumulator
@@ -417,7 +424,7 @@ def test_accuracy_table_without_runs_fails_cleanly(tmp_path: Path) -> None:
 def test_claim_verdicts(
     kind: str, average: float | None, better: int, worse: int, expected: str
 ) -> None:
-    assert accuracy_table.verdict(kind, average, better, worse) == expected
+    assert seed_claims.verdict(kind, average, better, worse) == expected
 
 
 def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
