@@ -47,7 +47,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -295,6 +295,10 @@ def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
         start = time.time()
         if not training_finished(run_dir):
             last = run_dir / "last.pt"
+            _, detail = run_state(run_dir, args.max_minutes)
+            report(
+                f"{run_dir}: training, up to {minutes:.0f} min" + (f"; {detail}" if detail else "")
+            )
             command = train_command(run, args, minutes, last if last.is_file() else None)
             trained = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
             if trained.returncode != 0:
@@ -357,13 +361,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.plan:
         plan(runs, args)
         return 0
-    print(f"{len(runs)} runs, {args.jobs} at a time, into {args.out}", flush=True)
+    report(f"{len(runs)} runs, {args.jobs} at a time, into {args.out}")
     failures = 0
     with ThreadPoolExecutor(args.jobs) as pool:
-        for message in pool.map(lambda run: execute(run, args, deadline), runs):
+        ends = [pool.submit(execute, run, args, deadline) for run in runs]
+        for end in as_completed(ends):  # each run's end as it comes, not in the runs' order
+            message = end.result()
             failures += "failed" in message
-            print(message, flush=True)
+            report(message)
     return 1 if failures else 0
+
+
+def report(message: str) -> None:
+    """One line of the study's progress, with the time of day (runs take up to hours)."""
+    print(f"{time.strftime('%H:%M')} {message}", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import csv
 import gzip
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -470,7 +471,7 @@ def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
 
 
 def test_accuracy_study_quick_trains_parses_and_resumes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Tiny runs through the study's own commands (train.py, then test parsing greedy and with
     the beam), on a synthetic treebank found through NEURALPARSE_DATA.  Two systems: nothing
@@ -485,6 +486,13 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
     systems = ["arc_eager", "two_registers"]
     argv = ["--quick", "--data", "en_ewt", "--systems", *systems, "--jobs", "2", "--out", str(out)]
     assert accuracy_study.main(argv) == 0
+    # Progress: each run's start and end, with the time of day.
+    lines = capsys.readouterr().out.splitlines()
+    for system in systems:
+        run_dir = out / "en_ewt" / system / "seed1"
+        assert any(line.endswith(f"{run_dir}: training, up to 120 min") for line in lines)
+        assert any(f"{run_dir}: done in" in line for line in lines)
+    assert all(re.match(r"\d\d:\d\d ", line) for line in lines), lines
     gold = read_conllu(treebank / "test.conllu")
     for system in systems:
         run = out / "en_ewt" / system / "seed1"
@@ -515,7 +523,11 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
     cut = [line for line in metrics.splitlines(keepends=True) if '"stopped"' not in line]
     (run / "metrics.jsonl").write_text("".join(cut) + '{"epoch": 2, "los', encoding="utf-8")
     (run / "scores.json").unlink()
+    capsys.readouterr()
     assert accuracy_study.main([*argv, "--systems", "arc_eager"]) == 0
+    assert (
+        "training, up to 120 min; after epoch 1 (best 1), from last.pt" in capsys.readouterr().out
+    )
     log = (run / "study.log").read_text(encoding="utf-8")
     assert "resuming from" in log and str(run / "last.pt") in log
     assert accuracy_study.training_finished(run) and (run / "scores.json").is_file()
