@@ -51,7 +51,7 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
 
@@ -64,12 +64,9 @@ from experiments.report import publish
 from experiments.runs import STUDY_RUNS
 from experiments.seed_claims import claims, claims_markdown, comparison_markdown, seed_comparison
 from experiments.study_scores import (
-    EXTRA_MEASURES,
-    MEASURES,
     MODES,
     Run,
     load_runs,
-    mean_sd,
     ordered_systems,
     pooled_sentences,
     recipes_by_treebank,
@@ -85,9 +82,28 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 QUICK_OUT = ROOT / "outputs" / "quick"
 SEED_FIGURES = ROOT / "experiments" / "seed_figures.json"
+#: Measures of the table: (our key, heading).
+MEASURES: tuple[tuple[str, str], ...] = (
+    ("uas", "UAS"),
+    ("las", "LAS"),
+    ("exact_labeled", "EM"),
+    ("nonproj_labeled_precision", "LP-NP"),
+    ("nonproj_labeled_recall", "LR-NP"),
+    ("crossed_recall", "UAS crossed"),
+    ("uncrossed_recall", "UAS uncrossed"),
+)
+#: Further measures kept in the CSV/JSON (the seeds' CoNLL-X scoring excludes punctuation).
+EXTRA_MEASURES = ("las_full", "uas_nopunct", "las_nopunct", "exact_unlabeled", "nonproj_recall")
 
 
 # -- aggregation ------------------------------------------------------------------------------
+
+
+def mean_sd(values: Iterable[float | None]) -> tuple[float | None, float | None]:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None, None
+    return statistics.fmean(present), statistics.stdev(present) if len(present) > 1 else None
 
 
 def benchmark_speed(path: Path | None) -> dict[tuple[str, str], float]:

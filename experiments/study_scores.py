@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,18 +34,6 @@ SYSTEM_ORDER = (
     "two_registers",
     "three_step",
 )
-#: Measures of the table: (our key, heading).
-MEASURES: tuple[tuple[str, str], ...] = (
-    ("uas", "UAS"),
-    ("las", "LAS"),
-    ("exact_labeled", "EM"),
-    ("nonproj_labeled_precision", "LP-NP"),
-    ("nonproj_labeled_recall", "LR-NP"),
-    ("crossed_recall", "UAS crossed"),
-    ("uncrossed_recall", "UAS uncrossed"),
-)
-#: Further measures kept in the CSV/JSON (the seeds' CoNLL-X scoring excludes punctuation).
-EXTRA_MEASURES = ("las_full", "uas_nopunct", "las_nopunct", "exact_unlabeled", "nonproj_recall")
 
 
 @dataclass
@@ -224,13 +211,6 @@ def recipes_markdown(runs: Sequence[Run]) -> str:
 
 
 # -- aggregation ------------------------------------------------------------------------------
-
-
-def mean_sd(values: Iterable[float | None]) -> tuple[float | None, float | None]:
-    present = [v for v in values if v is not None]
-    if not present:
-        return None, None
-    return statistics.fmean(present), statistics.stdev(present) if len(present) > 1 else None
 
 
 def select(runs: Sequence[Run], treebank: str, system: str, mode: str) -> list[Run]:
