@@ -53,7 +53,15 @@ from pathlib import Path
 
 import yaml
 
-from experiments.runs import DATA_KEYS, ROOT, STUDY_RUNS, load_run, step_command
+from experiments.runs import (
+    DATA_KEYS,
+    ROOT,
+    STUDY_RUNS,
+    load_run,
+    metrics_records,
+    step_command,
+    training_minutes,
+)
 from experiments.runs import train_command as study_train_command
 
 SYSTEMS = (
@@ -142,7 +150,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "epochs": len(epochs),
         "best_epoch": stopped.get("best_epoch"),
         "stopped": stopped.get("stopped"),
-        "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
+        "train_minutes": training_minutes(epochs),
         "best_dev_las": stopped.get("best_las", epochs[-1]["best_las"] if epochs else None),
         "test_input": "untagged" if tagging else "tagged",
         "recipe": training_recipe(config),
@@ -196,23 +204,6 @@ def training_recipe(config: dict) -> dict:
     before = {"lr_decay": 1.0, "lr_patience": 3}  # a constant rate, before the decay existed
     recipe = {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
     return recipe | {key: model.get(key, default) for key, default in ARC_KEYS.items()}
-
-
-def metrics_records(run_dir: Path) -> list[dict]:
-    """The records of the run's ``metrics.jsonl`` (none if it has none), without a line cut
-    short by an interrupted run."""
-    metrics = run_dir / "metrics.jsonl"
-    if not metrics.is_file():
-        return []
-    records = []
-    for line in metrics.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
 
 
 def stop_record(run_dir: Path) -> dict | None:

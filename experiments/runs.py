@@ -1,7 +1,8 @@
 """What the training studies share (:mod:`experiments.accuracy_study`,
 :mod:`experiments.tagging_study`, :mod:`experiments.vectors_study`): the ``train.py`` command
-of one run, the command of a study's own step for one run in a process of its own, and a
-trained run read back (its configuration, test file, metrics and parser)."""
+of one run, the command of a study's own step for one run in a process of its own, a run's
+``metrics.jsonl`` and training time, and a trained run read back (its configuration, test
+file, metrics and parser)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,41 @@ def step_command(module: str, flag: str, run_dir: Path, args: argparse.Namespace
     return [sys.executable, "-m", module, flag, str(run_dir), *device, *quick]
 
 
+def metrics_records(run_dir: Path) -> list[dict]:
+    """The records of the run's ``metrics.jsonl`` (none if it has none), without a line cut
+    short by an interrupted run."""
+    metrics = run_dir / "metrics.jsonl"
+    if not metrics.is_file():
+        return []
+    records = []
+    for line in metrics.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def training_minutes(epochs: Sequence[dict[str, Any]]) -> float | None:
+    """Minutes of training and dev evaluation over every ``train.py`` process that trained the
+    run (None before its first epoch).  An epoch's ``elapsed_seconds`` counts from the start
+    of its process, so a run resumed from ``last.pt`` counts from zero again: an epoch that
+    began (``elapsed_seconds`` less its ``train_seconds`` and ``eval_seconds``) before the
+    epoch before it ended was trained by another process, and the processes' times add up."""
+    if not epochs:
+        return None
+    total, previous = 0.0, 0.0
+    for epoch in epochs:
+        elapsed = float(epoch["elapsed_seconds"])
+        began = elapsed - epoch.get("train_seconds", 0.0) - epoch.get("eval_seconds", 0.0)
+        if began < previous:
+            total += previous
+        previous = elapsed
+    return (total + previous) / 60
+
+
 @dataclass
 class TrainedRun:
     """A run that ``train.py`` finished, read back for scoring."""
@@ -96,5 +132,4 @@ def load_run(run_dir: Path, device: str, threads: int, quick: bool) -> TrainedRu
     test_file = resolve_data_files(DataConfig(**config["data"]), ("test",))["test"]
     gold = read_conllu(test_file)[: 50 if quick else None]
     parser = Parser.load(run_dir / "checkpoint.pt", device=device)
-    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    return TrainedRun(config, test_file, gold, parser, [json.loads(line) for line in lines])
+    return TrainedRun(config, test_file, gold, parser, metrics_records(run_dir))

@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from experiments.report import write_results
-from experiments.runs import DATA_KEYS, ROOT, load_run, step_command
+from experiments.runs import DATA_KEYS, ROOT, load_run, step_command, training_minutes
 from experiments.runs import train_command as study_train_command
 
 RESULTS = ROOT / "experiments" / "results"
@@ -114,7 +114,7 @@ def score_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
         "best_epoch": stopped.get("best_epoch"),
         "stopped": stopped.get("stopped"),
         "best_dev_las": stopped.get("best_las"),
-        "train_minutes": epochs[-1]["elapsed_seconds"] / 60 if epochs else None,
+        "train_minutes": training_minutes(epochs),
         "parameters": parser.model.describe()["parameters"],
         "device": str(parser.device)
         + (

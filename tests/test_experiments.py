@@ -22,6 +22,7 @@ from experiments import (
     tag_coverage,
     tree_coverage,
 )
+from experiments.runs import training_minutes
 from neuralparse.analyze import analyze_file
 from neuralparse.config import ModelConfig
 from neuralparse.evaluation.metrics import ScoreAccumulator
@@ -426,6 +427,26 @@ def test_claim_verdicts(
     kind: str, average: float | None, better: int, worse: int, expected: str
 ) -> None:
     assert seed_claims.verdict(kind, average, better, worse) == expected
+
+
+def epoch_times(*seconds: tuple[float, float, float]) -> list[dict[str, float]]:
+    """Epoch records with ``(elapsed, train, eval)`` seconds."""
+    return [
+        {"elapsed_seconds": elapsed, "train_seconds": train, "eval_seconds": evaluation}
+        for elapsed, train, evaluation in seconds
+    ]
+
+
+def test_training_minutes_add_up_the_processes_of_a_resumed_run() -> None:
+    one_process = epoch_times((10, 8, 2), (20, 8, 2))
+    assert training_minutes(one_process) == pytest.approx(20 / 60)
+    # Resumed after epoch 2: the third epoch's clock starts again (it began at 1 s).
+    resumed = [*one_process, *epoch_times((12, 9, 2), (22, 8, 2))]
+    assert training_minutes(resumed) == pytest.approx((20 + 22) / 60)
+    # A first process of one epoch, shorter than the next process's first epoch: elapsed
+    # time grows (40 -> 60 s), yet the epoch began (10 s) before the one before it ended.
+    assert training_minutes(epoch_times((40, 35, 5), (60, 45, 5))) == pytest.approx(100 / 60)
+    assert training_minutes([]) is None
 
 
 def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
