@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.report import write_results
-from experiments.runs import ROOT, STUDY_RUNS
+from experiments.runs import ROOT, STUDY_RUNS, metrics_records, training_minutes
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,7 @@ def study_run(system: str, data: str, seed: int) -> dict[str, Any] | None:
 def recipe_run(run_dir: Path) -> dict[str, Any] | None:
     """A finished run read from its ``metrics.jsonl`` (None while it has no ``stopped`` and
     test line)."""
-    path = run_dir / "metrics.jsonl"
-    if not path.is_file():
-        return None
-    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records = metrics_records(run_dir)
     stopped = next((r for r in records if "stopped" in r), None)
     test = next((r for r in records if r.get("split") == "test"), None)
     epochs = [r for r in records if "epoch" in r and "dev" in r]
@@ -78,7 +75,7 @@ def recipe_run(run_dir: Path) -> dict[str, Any] | None:
         "best_epoch": stopped["best_epoch"],
         "best_dev_las": stopped["best_las"],
         "test_las": test["las"],
-        "minutes": epochs[-1]["elapsed_seconds"] / 60,
+        "minutes": training_minutes(epochs),
         "stopped": stopped["limit"],
     }
 
