@@ -277,6 +277,29 @@ def test_the_gold_tags_warning_comes_once(tmp_path: Path, caplog: pytest.LogCapt
     assert outputs[0] == outputs[1]
 
 
+def test_cleared_enhanced_graphs_are_said_once_and_only_when_there(
+    parser: LoadedParser, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def sentence(deps: str = "_", empty_node: str = "") -> str:
+        return f"1\tw1\t_\t_\t_\t_\t_\t_\t{deps}\t_\n{empty_node}2\tw2\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+
+    plain, deps = sentence(), sentence(deps="0:root")
+    node = sentence(empty_node="1.1\tw3\t_\t_\t_\t_\t_\t_\t_\t_\n")
+    cases = {"none": plain * 9, "deps": plain * 7 + deps + plain, "node": plain * 8 + node}
+    for name, text in cases.items():
+        source = tmp_path / f"{name}.conllu"
+        source.write_text(text, encoding="utf-8")
+        for workers, deps_mode in ((0, "clear"), (2, "clear"), (0, "keep")):
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="neuralparse.predict"):
+                parse(parser, source, tmp_path / "o.conllu", workers=workers, chunk_size=3,
+                      deps=deps_mode)  # fmt: skip
+            said = [r.getMessage() for r in caplog.records if "enhanced graphs" in r.getMessage()]
+            expected = 1 if name != "none" and deps_mode == "clear" else 0
+            assert len(said) == expected, (name, workers, deps_mode, said)
+            assert all(m.startswith(f"{source}: ") for m in said)
+
+
 def test_workers_are_for_files_and_auto_for_cuda(tmp_path: Path) -> None:
     source = tmp_path / "in.conllu"
     source.write_bytes(b"x" * 3_000_000)

@@ -119,9 +119,10 @@ def test_conllu_keeps_every_column_but_head_and_deprel(checkpoint: Path, tmp_pat
     source = tmp_path / "in.conllu"
     source.write_bytes(RICH_CONLLU.encode())
     out = tmp_path / "out.conllu"
-    predict(
+    result = predict(
         f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep", "deps=keep"
     )
+    assert b"enhanced graphs" not in result.stderr  # nothing is left out
     output = out.read_bytes().decode()
     assert_only_head_and_deprel_changed(RICH_CONLLU, output)
     parsed = read_conllu(out)  # strict reading: well-formed single-rooted trees
@@ -135,7 +136,10 @@ def test_deps_of_the_input_are_cleared_by_default(checkpoint: Path, tmp_path: Pa
     source = tmp_path / "in.conllu"
     source.write_bytes(RICH_CONLLU.encode())
     out = tmp_path / "out.conllu"
-    predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep")
+    result = predict(f"checkpoint={checkpoint}", f"input={source}", f"output={out}", "tags=keep")
+    # Said once, naming the file and the way to keep them.
+    assert result.stderr.decode().count(f"{source}: the input has enhanced graphs") == 1
+    assert b"deps=keep keeps them" in result.stderr
     written = out.read_bytes().decode()
     assert "3.1\tghost" not in written  # the empty node of the enhanced graph
     before = [ln for ln in RICH_CONLLU.splitlines() if "\t" in ln and "." not in ln.split("\t")[0]]

@@ -284,6 +284,19 @@ def test_without_deps_keeps_a_byte_order_mark_on_a_dropped_first_line() -> None:
     assert sentence.without_deps().to_conllu() == "\ufeff1\tgo\tgo\tVERB\t_\t_\t0\troot\t_\t_\n\n"
 
 
+def test_has_enhanced_graph_is_a_deps_cell_or_an_empty_node() -> None:
+    word = "1\tgo\tgo\tVERB\t_\t_\t0\troot\t{deps}\t_\n"
+    node = "0.1\tPRO\t_\tPRON\t_\t_\t_\t_\t_\t_\n"
+    cases = {word.format(deps="_"): False, word.format(deps="0:root"): True}
+    cases[node + word.format(deps="_")] = True  # an empty node alone is part of the graph
+    for text, expected in cases.items():
+        (sentence,) = parse_conllu_text(text + "\n")
+        assert sentence.has_enhanced_graph is expected, text
+        # What is written after clearing no longer has one; the flag says what was read.
+        assert not parse_conllu_text(sentence.without_deps().to_conllu())[0].has_enhanced_graph
+    assert not Sentence.from_words(["a"]).has_enhanced_graph
+
+
 def test_without_deps_of_a_built_sentence_changes_nothing() -> None:
     sentence = Sentence.from_words(["a", "b"], heads=[0, 1], deprels=["root", "dep"])
     cleared = sentence.without_deps()

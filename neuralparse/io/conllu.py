@@ -58,7 +58,15 @@ from dataclasses import dataclass, field
 from typing import TextIO, TypedDict, Unpack
 
 from neuralparse.errors import ConlluError, TreeError
-from neuralparse.io.sentence import COLUMNS, DEPREL_COLUMN, HEAD_COLUMN, Sentence, _Layout
+from neuralparse.io.sentence import (
+    COLUMNS,
+    DEPREL_COLUMN,
+    DEPS_COLUMN,
+    HEAD_COLUMN,
+    UNSPECIFIED,
+    Sentence,
+    _Layout,
+)
 from neuralparse.io.sources import (
     ENCODING,
     Source,
@@ -215,6 +223,7 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
     last_range_end = 0
     range_ends: list[tuple[int, str, int]] = []  # (range end, as written, line) to check vs n
     empty_minor = 0  # empty nodes seen since the last word
+    enhanced = False  # a DEPS cell other than '_' or an empty node
     seen_token = False
     range_pending = False  # a multiword line must be followed directly by its first word
     for index in range(block.start, block.end):
@@ -260,6 +269,7 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
             head_fields.append(fields[HEAD_COLUMN])
             deprels.append(fields[DEPREL_COLUMN])
             misc.append(fields[9])
+            enhanced = enhanced or fields[DEPS_COLUMN] != UNSPECIFIED
             empty_minor = 0
             range_pending = False
             continue
@@ -291,6 +301,7 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
                     number,
                 )
             empty_minor += 1
+            enhanced = True
             continue
         raise error(f"malformed token id '{excerpt(token_id)}'", number)
 
@@ -317,6 +328,7 @@ def _parse_block(block: _Block, source: str, check_tree: bool) -> Sentence:
         upos=tuple(upos),
         xpos=tuple(xpos),
         feats=tuple(feats),
+        enhanced_graph=enhanced,
     )
     return Sentence(
         forms=forms, lemmas=lemmas, upos=upos, xpos=xpos, feats=feats,

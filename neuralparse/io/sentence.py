@@ -46,6 +46,8 @@ class _Layout:
     ``_`` HEAD), used to detect which cells changed, and whether the enhanced graph is left
     out on writing (``clear_deps``, :meth:`Sentence.without_deps`): recorded here and applied
     by :meth:`Sentence.to_conllu` in the same rewrite of each line as the other cells.
+    ``enhanced_graph``: the block has one to leave out (a DEPS cell other than ``_``, or an
+    empty node).
     """
 
     lines: tuple[str, ...]
@@ -55,6 +57,7 @@ class _Layout:
     upos: tuple[str, ...]
     xpos: tuple[str, ...]
     feats: tuple[str, ...]
+    enhanced_graph: bool = False
     clear_deps: bool = False
 
 
@@ -380,6 +383,12 @@ class Sentence:
                     **self._where(),
                 )
         return checked
+
+    @property
+    def has_enhanced_graph(self) -> bool:
+        """Whether the sentence was read with an enhanced graph (a DEPS cell other than ``_``,
+        or an empty node), which :meth:`without_deps` leaves out of what is written."""
+        return self._layout is not None and self._layout.enhanced_graph
 
     def without_deps(self) -> Sentence:
         """A copy written without enhanced graph: DEPS (column 9) is ``_`` for every word.

@@ -48,11 +48,9 @@ from neuralparse.prediction.decoding import (
     decode_chunk,
     gold_tag_inputs,
     max_word_chars,
-    missing_inputs,
     parse_sentences,
     predict_stream,
     tag_vocabularies,
-    warn_missing_inputs,
 )
 from neuralparse.prediction.files import (
     FORMAT_NAMES,
@@ -95,7 +93,6 @@ __all__ = [
     "decode_chunk",
     "gold_tag_inputs",
     "max_word_chars",
-    "missing_inputs",
     "open_output",
     "open_sentences",
     "parse_sentences",
@@ -103,6 +100,5 @@ __all__ = [
     "predict_stream",
     "tag_vocabularies",
     "warn_if_untokenized",
-    "warn_missing_inputs",
     "worker_count",
 ]

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 from tqdm import tqdm
@@ -299,28 +300,58 @@ def gold_tag_inputs(parser: LoadedParser) -> list[tuple[str, str]]:
     return [(name, attribute) for name, vocab, attribute in columns if vocab is not None]
 
 
-def missing_inputs(parser: LoadedParser, sentences: Sequence[Sentence]) -> list[str]:
-    """The tag columns a gold-tag model reads that ``sentences`` leave empty (``_``
-    everywhere): such words get the unknown tag's vector, which the model has rarely seen in
-    training.  A tagging model reads no tags, so it misses none."""
-    return [
-        name
-        for name, attribute in gold_tag_inputs(parser)
-        if not column_present(v for s in sentences for v in getattr(s, attribute))
-    ]
+class InputNotices:
+    """The warnings a prediction run gives once about its input, for the first chunk that
+    calls for each: a gold-tag model whose input leaves the tag columns it reads empty, and
+    enhanced graphs (DEPS, empty nodes) that ``deps=clear`` leaves out of the output.
 
+    :meth:`flags` looks at sentences (in a worker process, :mod:`neuralparse.pipeline`) and
+    :meth:`on_chunk` warns from a chunk's flags combined; :meth:`check` does both at once."""
 
-def warn_missing_inputs(missing: Sequence[str]) -> None:
-    """The warning for a gold-tag model whose input lacks the ``missing`` tag columns (once
-    per run: the callers say it for the first chunk that lacks them)."""
-    log.warning(
-        "THIS MODEL NEEDS GOLD TAGS: it reads %s but the input leaves %s empty, "
-        "so its trees will be mostly wrong (English-EWT: LAS 89 with gold tags, "
-        "17 without). Parse untagged text with a model trained with "
-        "model=default, which tags it itself",
-        "/".join(missing),
-        "these columns" if len(missing) > 1 else "this column",
-    )
+    def __init__(self, parser: LoadedParser, options: PredictOptions) -> None:
+        self.gold = gold_tag_inputs(parser)
+        self.clears_graphs = options.deps == "clear"
+        self.said_missing = False
+        self.said_graphs = False
+
+    def flags(self, sentences: Sequence[Sentence]) -> np.ndarray:
+        """``[sentences, K + 1]`` booleans: whether each sentence has a value in each of the
+        K tag columns a gold-tag model reads, and whether it has an enhanced graph."""
+        rows = [
+            [column_present(getattr(s, attribute)) for _, attribute in self.gold]
+            + [s.has_enhanced_graph]
+            for s in sentences
+        ]
+        return np.array(rows, dtype=bool).reshape(len(sentences), len(self.gold) + 1)
+
+    def on_chunk(self, present: np.ndarray, source: str | None) -> None:
+        """Warn for a chunk of ``source`` whose :meth:`flags`, combined over its sentences
+        (``any``), are ``present``."""
+        columns = zip(self.gold, present[: len(self.gold)], strict=True)
+        missing = [name for (name, _), there in columns if not there]
+        if missing and not self.said_missing:
+            self.said_missing = True
+            log.warning(
+                "THIS MODEL NEEDS GOLD TAGS: it reads %s but the input leaves %s empty, "
+                "so its trees will be mostly wrong (English-EWT: LAS 89 with gold tags, "
+                "17 without). Parse untagged text with a model trained with "
+                "model=default, which tags it itself",
+                "/".join(missing),
+                "these columns" if len(missing) > 1 else "this column",
+            )
+        if present[-1] and self.clears_graphs and not self.said_graphs:
+            self.said_graphs = True
+            log.warning(
+                "%s: the input has enhanced graphs (DEPS other than '_', or empty nodes), "
+                "which describe its own trees, not the predicted ones: the output writes DEPS "
+                "'_' and leaves the empty nodes out (deps=keep keeps them as they are)",
+                source or "input",
+            )
+
+    def check(self, sentences: Sequence[Sentence]) -> None:
+        """:meth:`on_chunk` for the chunk ``sentences`` of this process."""
+        if sentences:
+            self.on_chunk(self.flags(sentences).any(0), sentences[0].source)
 
 
 class Progress:
@@ -363,13 +394,10 @@ def predict_stream(
     report = report if report is not None else PredictionReport()
     graphs = graphs if graphs is not None else GraphCache()
     advance = Progress(report, shown=progress)
-    warned = False
+    notices = InputNotices(parser, options)
     try:
         for chunk in chunks(sentences, options.chunk_sizes(device)):
-            missing = missing_inputs(parser, chunk)
-            if missing and not warned:
-                warned = True
-                warn_missing_inputs(missing)
+            notices.check(chunk)
             yield from parse_sentences(
                 parser, chunk, options, device=device, on_batch=advance, graphs=graphs
             )

@@ -18,12 +18,11 @@ import multiprocessing
 import os
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-import numpy as np
 import torch
 
 from neuralparse.errors import InputError
@@ -31,18 +30,16 @@ from neuralparse.io import Sentence, SkippedSentencesWarning
 from neuralparse.io.pieces import cut_pieces, read_piece
 from neuralparse.io.raw import DEFAULT_LANGUAGE, resolve_language
 from neuralparse.model.inputs import EncodedCorpus
-from neuralparse.model.vocab import column_present
 from neuralparse.pipeline import Predictions, Stages, run_pipeline
 from neuralparse.prediction.decoding import (
     Annotator,
+    InputNotices,
     Progress,
     chunks,
     decode_chunk,
-    gold_tag_inputs,
     max_word_chars,
     parse_sentences,
     predict_stream,
-    warn_missing_inputs,
 )
 from neuralparse.prediction.files import (
     STDIO,
@@ -230,20 +227,7 @@ def _predict_in_workers(
     report.source = report.read.source = name
     annotate = Annotator.for_parser(parser, options)
     vocabs, word_chars = parser.vocabs, max_word_chars(parser)
-    gold = gold_tag_inputs(parser)
-    warned = False
-
-    def flags(sentences: Sequence[Sentence]) -> np.ndarray:
-        present = [[column_present(getattr(s, attr)) for _, attr in gold] for s in sentences]
-        return np.array(present, dtype=bool).reshape(len(sentences), len(gold))
-
-    def on_chunk(present: np.ndarray) -> None:
-        nonlocal warned
-        missing = [column for (column, _), there in zip(gold, present, strict=True) if not there]
-        if missing and not warned:
-            warned = True
-            warn_missing_inputs(missing)
-
+    notices = InputNotices(parser, options)
     advance = Progress(report, shown=progress)
 
     def decode(corpus: EncodedCorpus, check: Callable[[], None]) -> Predictions:
@@ -265,9 +249,9 @@ def _predict_in_workers(
     stages = Stages(
         read=lambda piece: read_piece(piece, fmt, name, lenient=lenient),
         encode=lambda sentences: EncodedCorpus.build(sentences, vocabs, word_chars, None),
-        flags=flags,
+        flags=notices.flags,
         annotate=lambda sentences, found: conllu_text(annotate(sentences, found)),
-        on_chunk=on_chunk,
+        on_chunk=lambda present: notices.on_chunk(present, name),
         decode=decode,
     )
     piece_size = min(256, max(1, options.chunk_size // (2 * workers)))
@@ -309,9 +293,12 @@ def _predict_sharded(
 
     start = time.perf_counter()
     ranks = context.world_size
+    notices = InputNotices(parser, options)
     with open_output(dest) if context.is_main else _nowhere() as out:
         sizes = (size * ranks for size in options.chunk_sizes(device))
         for chunk in chunks(sentences, sizes):
+            if context.is_main:
+                notices.check(chunk)
             mine = chunk[context.rank :: ranks]
             parsed = parse_sentences(parser, mine, options, device=device, graphs=graphs)
             blocks = [s.to_conllu() for s in parsed]
