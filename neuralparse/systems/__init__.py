@@ -4,8 +4,10 @@
 their classes and is the one place a new system registers itself.  One module per small system
 (``arc_standard``, ``arc_eager``, ``arc_hybrid``, ``arc_eager_pp``, ``swap``), one package per
 larger one (``planar``, ``three_step``, ``two_registers``: the system, its oracle, its state
-and its plain-Python ``reference``); ``base`` is the interface every system implements and
-``state`` the engine state they share.  Adding a system: ``docs/dev/adding-a-system.md``.
+and its plain-Python ``reference``); ``base`` is the interface every system implements,
+``state`` the engine state they share and ``sequences`` runs a system along whole transition
+sequences (the static oracle, replay, random walks).  Adding a system:
+``docs/dev/adding-a-system.md``.
 """
 
 from __future__ import annotations
@@ -16,16 +18,15 @@ from neuralparse.systems.arc_eager import ArcEager
 from neuralparse.systems.arc_eager_pp import ArcEagerPP
 from neuralparse.systems.arc_hybrid import ArcHybrid
 from neuralparse.systems.arc_standard import ArcStandard
-from neuralparse.systems.base import (
-    Gold,
+from neuralparse.systems.base import Gold, TransitionSystem
+from neuralparse.systems.planar import Planar, TwoPlanar
+from neuralparse.systems.sequences import (
     OracleResult,
-    TransitionSystem,
     random_actions,
     random_walks,
     replay,
     run_oracle,
 )
-from neuralparse.systems.planar import Planar, TwoPlanar
 from neuralparse.systems.state import State
 from neuralparse.systems.swap import Swap
 from neuralparse.systems.three_step import ThreeStep

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from neuralparse.errors import TreeError
 from neuralparse.io import read_conllu
-from neuralparse.systems.base import TransitionSystem, random_actions, replay, run_oracle
+from neuralparse.systems import TransitionSystem, random_actions, replay, run_oracle
 from neuralparse.systems.planar import Multiplanar, Planar
 from neuralparse.systems.planar import reference as ref
 from neuralparse.trees.core import check_tree, is_projective

@@ -12,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neuralparse.io import iter_conllu
-from neuralparse.systems import ArcEager, replay, run_oracle
-from neuralparse.systems.base import random_actions
+from neuralparse.systems import ArcEager, random_actions, replay, run_oracle
 from neuralparse.systems.three_step import STEP1, ThreeStep, is_ancestor
 from neuralparse.systems.three_step.reference import (
     DIST,

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from neuralparse.errors import TreeError
-from neuralparse.systems.base import replay
+from neuralparse.systems import replay
 from neuralparse.systems.planar import Multiplanar, TwoPlanar
 from neuralparse.systems.planar import reference as ref
 from neuralparse.trees.planarity import min_planarity

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neuralparse.errors import TreeError
-from neuralparse.systems.base import random_actions, run_oracle
+from neuralparse.systems import random_actions, run_oracle
 from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from neuralparse.systems.base import run_oracle
+from neuralparse.systems import run_oracle
 from neuralparse.systems.two_registers.configuration import (
     Configuration,
     Move,
