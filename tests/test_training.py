@@ -31,12 +31,11 @@ from neuralparse.search import greedy_parse_corpus
 from neuralparse.systems import get_system
 from neuralparse.training.examples import extract_oracle_examples
 from neuralparse.training.preparation import build_system
+from neuralparse.training.scoring import configured_test_file, evaluate_parser
 from neuralparse.training.trainer import (
     CHECKPOINT_NAME,
     LAST_NAME,
     METRICS_NAME,
-    configured_test_file,
-    evaluate_parser,
     loss_on_batch,
     prepare,
     train,

@@ -7,7 +7,7 @@ into the system's class, builds vocabularies and extracts the oracle configurati
 epochs: batches by token count (:func:`~neuralparse.runtime.batching.token_batches`), one
 cross-entropy step over *all* configurations of a batch's sentences at once (the encoder runs
 once per batch, the scorer once over the gathered configurations), Adam with gradient
-clipping, greedy dev evaluation with the evaluation module's scores after each epoch, the
+clipping, greedy dev evaluation after each epoch (:mod:`~neuralparse.training.scoring`), the
 best checkpoint by dev LAS, early stopping and resume.  With ``trainer.oracle=dynamic`` the
 configurations of a batch are those the model reaches itself and the targets the dynamic
 oracle's (:mod:`~neuralparse.training.exploration`); the loss is in
@@ -58,20 +58,16 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from neuralparse.config import ModelConfig, TrainConfig, TrainerConfig, resolve_data_files
+from neuralparse.config import ModelConfig, TrainConfig, TrainerConfig
 from neuralparse.curves import CURVE_NAME, METRICS_NAME, write_curve
 from neuralparse.errors import InputError
-from neuralparse.evaluation import ScoreAccumulator, TagColumns, predicted_tag_scores_only
-from neuralparse.io import Sentence
-from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.parser import ParserModel
-from neuralparse.model.vocab import Vocabularies
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
 from neuralparse.runtime.devices import resolve_device, set_threads
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
-from neuralparse.search.greedy import Decoder, parse_corpus_with_tags
+from neuralparse.search.greedy import Decoder
 from neuralparse.systems import TransitionSystem
 from neuralparse.training.averaging import WeightAverage
 from neuralparse.training.exploration import Explorer
@@ -90,10 +86,10 @@ from neuralparse.training.resume import (
     restore,
     restore_average,
 )
+from neuralparse.training.scoring import DEV_KEYS, evaluate_parser, score_test_split
 
 __all__ = [
     "CHECKPOINT_NAME",
-    "DEV_KEYS",
     "LAST_NAME",
     "METRICS_NAME",
     "Prepared",
@@ -101,15 +97,12 @@ __all__ = [
     "TrainResult",
     "build_system",
     "check_system_name",
-    "configured_test_file",
     "differing_keys",
-    "evaluate_parser",
     "forget_epochs_after",
     "loss_on_batch",
     "prepare",
     "read_split",
     "run_epoch",
-    "score_test_split",
     "tag_loss",
     "train",
 ]
@@ -121,61 +114,6 @@ LAST_NAME = "last.pt"
 PROGRESS_STEPS = 20
 """Steps between the progress bar's updates of the mean loss (each one reads it from the
 device)."""
-DEV_KEYS = (
-    "uas",
-    "las",
-    "las_full",
-    "clas",
-    "upos",
-    "xpos",
-    "ufeats",
-    "alltags",
-    "las_nopunct",
-    "nonproj_precision",
-    "nonproj_recall",
-    "words",
-    "sentences",
-)
-
-
-def evaluate_parser(
-    model: ParserModel,
-    system: TransitionSystem,
-    corpus: EncodedCorpus,
-    gold: Sequence[Sentence],
-    vocabs: Vocabularies,
-    *,
-    batch_tokens: int,
-    device: torch.device,
-    decode: Decoder | None = None,
-) -> dict[str, Any]:
-    """Greedy-parse (and tag) ``corpus`` and score it against ``gold`` (the evaluation
-    module's metrics, as percentages; tag accuracies for the columns the model predicts).
-    ``decode`` is the greedy decoder (default: the eager loop)."""
-    parses = parse_corpus_with_tags(
-        model, system, corpus, decode, batch_tokens=batch_tokens, device=device
-    )
-    classes = vocabs.tag_classes(model.tagged_columns)
-    accumulator = ScoreAccumulator()
-    for sentence, parse in zip(gold, parses, strict=True):
-        heads, deprels = system.output_tree(parse.heads, [lb or "_" for lb in parse.labels])
-        predicted = {
-            column: [classes[column].symbols[k] for k in parse.tags[column]] for column in classes
-        }
-        accumulator.add(
-            sentence.heads,
-            sentence.deprels,
-            heads,
-            deprels,
-            sentence.forms,
-            gold_tags=TagColumns(sentence.upos, sentence.xpos, sentence.feats),
-            pred_tags=TagColumns(
-                predicted.get("upos", sentence.upos),
-                predicted.get("xpos", sentence.xpos),
-                predicted.get("feats", sentence.feats),
-            ),
-        )
-    return predicted_tag_scores_only(accumulator.result().to_dict(), classes)
 
 
 def _seeded(seed: int, epoch: int) -> torch.Generator:
@@ -420,7 +358,9 @@ def _train(
     )
     test_scores = None
     if context.is_main and trainer.evaluate_test and (output_dir / CHECKPOINT_NAME).is_file():
-        test_scores = score_test_split(cfg, output_dir, device)
+        test_scores = score_test_split(
+            cfg, output_dir / CHECKPOINT_NAME, output_dir / METRICS_NAME, device
+        )
     return TrainResult(
         progress.best_las,
         progress.best_epoch,
@@ -429,47 +369,6 @@ def _train(
         history,
         test_scores,
     )
-
-
-def configured_test_file(data: Any) -> Path | None:
-    """The test split's file when the data config names one (None for a missing ``???``
-    path or a treebank without a test file)."""
-    if isinstance(data, DictConfig) and OmegaConf.is_missing(data, "test"):
-        return None
-    try:
-        return resolve_data_files(data, ("test",))["test"]
-    except InputError:
-        return None
-
-
-def score_test_split(
-    cfg: TrainConfig | DictConfig, output_dir: Path, device: torch.device
-) -> dict[str, Any] | None:
-    """Score the best checkpoint on the test split (greedy) and append a ``"split": "test"``
-    line to the metrics file."""
-    path = configured_test_file(cfg.data)
-    if path is None:
-        log.info("no test file configured: skipping the test evaluation")
-        return None
-    loaded = load_parser(output_dir / CHECKPOINT_NAME, device)
-    sentences = read_split((path,), "test", None)
-    corpus = EncodedCorpus.build(
-        sentences, loaded.vocabs, cfg.model.max_word_chars, loaded.contextual
-    )
-    scores = evaluate_parser(
-        loaded.model,
-        loaded.system,
-        corpus,
-        sentences,
-        loaded.vocabs,
-        batch_tokens=cfg.trainer.eval_batch_tokens,
-        device=device,
-    )
-    record = {"split": "test", "file": str(path), **{k: scores[k] for k in DEV_KEYS}}
-    with (output_dir / METRICS_NAME).open("a", encoding="utf-8") as out:
-        out.write(json.dumps(record) + "\n")
-    log.info("test (%s): UAS %.2f LAS %.2f", path, scores["uas"], scores["las"])
-    return record
 
 
 def redraw_curve(output_dir: Path) -> None:
