@@ -204,7 +204,7 @@ class Parser:
         does; returns counts and timing.  Memory stays bounded by ``chunk_size`` on inputs of
         any length (the C heap is set up for it: :mod:`neuralparse.runtime.memory`).
         ``workers=N`` reads, encodes and writes an input file in ``N`` processes while the model
-        decodes (default ``"auto"``: on CUDA only; :mod:`neuralparse.pipeline`)."""
+        decodes (default ``"auto"``: on CUDA only; :mod:`neuralparse.prediction.pipeline`)."""
         bound_native_heap()
         return predict_file(
             self.loaded,

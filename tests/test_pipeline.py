@@ -1,5 +1,5 @@
-"""Prediction with worker processes (neuralparse.pipeline): the bytes, messages and reports of
-the single-process path, and no worker left behind."""
+"""Prediction with worker processes (neuralparse.prediction.pipeline): the bytes, messages and
+reports of the single-process path, and no worker left behind."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.parser import ParserModel
 from neuralparse.model.vocab import vocabularies_for
 from neuralparse.oracle import training_labels
-from neuralparse.pipeline import EncodedPiece, Segment, assemble
 from neuralparse.prediction import PredictionReport, PredictOptions, predict_file, worker_count
+from neuralparse.prediction.pipeline import EncodedPiece, Segment, assemble
 from neuralparse.runtime.checkpoint import LoadedParser, checkpoint_data, save_checkpoint
 from neuralparse.systems import get_system
 from tests.killing import default_signals

@@ -16,7 +16,7 @@ model's tags.  The input
 is streamed in chunks (:mod:`neuralparse.prediction`), so memory stays bounded (with the
 native allocators set up for it: :mod:`neuralparse.runtime.memory`).  On CUDA, worker
 processes read, encode and write an input file while the model decodes (``workers``,
-:mod:`neuralparse.pipeline`); the output is the same bytes.
+:mod:`neuralparse.prediction.pipeline`); the output is the same bytes.
 ``torchrun --nproc_per_node=N predict.py ...`` shards each chunk across the ranks and rank 0
 writes one output in input order.  A bad configuration key, input, output, checkpoint,
 device or thread count stops it with one line on stderr and exit status 2

@@ -29,9 +29,10 @@ sentences ``r, r + N, ...`` of each chunk, rank 0 gathers the parsed chunk and w
 input order (:func:`predict_file`).
 
 With ``workers`` (by default on CUDA, :func:`worker_count`) an input file is read, encoded and
-written by worker processes while this process decodes (:mod:`neuralparse.pipeline`), with
-the same chunks and batches, so the output is the same bytes; only the Python work of the host
-moves (the GIL keeps threads from sharing it).
+written by worker processes while this process decodes
+(:mod:`~neuralparse.prediction.pipeline`), with the same chunks and batches, so the output is
+the same bytes; only the Python work of the host moves (the GIL keeps threads from sharing
+it).
 
 The modules: :mod:`~neuralparse.prediction.options` (what a run is asked and what it reports),
 :mod:`~neuralparse.prediction.decoding` (chunks, batches, decoding, trees and tags into the

@@ -8,7 +8,7 @@ batch is decoded on the state batch (:func:`decode`), and :class:`Annotator` put
 (through :meth:`TransitionSystem.output_tree`), the predicted tags and the DEPS column into its
 sentence.  :func:`predict_stream` does this for a stream of sentences, chunk after chunk, so
 memory depends on the chunk and batch sizes, never on the length of the input.  Both the
-single-process path and the worker processes (:mod:`neuralparse.pipeline`) decode here.
+single-process path and the worker processes (:mod:`neuralparse.prediction.pipeline`) decode here.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from neuralparse.io.sentence import is_tag_value
 from neuralparse.model.encoder import NOT_A_TAG
 from neuralparse.model.inputs import EncodedCorpus, ModelInput
 from neuralparse.model.vocab import Vocabulary, column_present
-from neuralparse.pipeline import Predictions
 from neuralparse.prediction.options import PredictionReport, PredictOptions
+from neuralparse.prediction.pipeline import Predictions
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import LoadedParser
 from neuralparse.runtime.devices import (
@@ -305,8 +305,9 @@ class InputNotices:
     calls for each: a gold-tag model whose input leaves the tag columns it reads empty, and
     enhanced graphs (DEPS, empty nodes) that ``deps=clear`` leaves out of the output.
 
-    :meth:`flags` looks at sentences (in a worker process, :mod:`neuralparse.pipeline`) and
-    :meth:`on_chunk` warns from a chunk's flags combined; :meth:`check` does both at once."""
+    :meth:`flags` looks at sentences (in a worker process,
+    :mod:`~neuralparse.prediction.pipeline`) and :meth:`on_chunk` warns from a chunk's flags
+    combined; :meth:`check` does both at once."""
 
     def __init__(self, parser: LoadedParser, options: PredictOptions) -> None:
         self.gold = gold_tag_inputs(parser)

@@ -74,8 +74,8 @@ class PredictOptions:
     search stay in float32."""
     workers: int | str = "auto"
     """Processes that read, encode and write an input file while the model decodes
-    (:mod:`neuralparse.pipeline`); 0 parses in this process alone.  ``auto`` uses them for a
-    file on CUDA, more for larger files
+    (:mod:`~neuralparse.prediction.pipeline`); 0 parses in this process alone.  ``auto`` uses
+    them for a file on CUDA, more for larger files
     (:func:`~neuralparse.prediction.runner.worker_count`), and none on the CPU, where the cores
     are busy decoding.  The output is the same bytes either way."""
 

@@ -4,11 +4,11 @@ doing the host work, or shared by the ranks of ``torchrun``.
 In this process the sentences stream through
 :func:`~neuralparse.prediction.decoding.predict_stream` into the output.  With ``workers`` (by
 default on CUDA, :func:`worker_count`) an input file is read, encoded and written by worker
-processes while this process decodes (:mod:`neuralparse.pipeline`), with the same chunks and
-batches, so the output is the same bytes; only the Python work of the host moves (the GIL
-keeps threads from sharing it).  Under ``torchrun --nproc_per_node=N`` every rank reads the
-same input; rank ``r`` parses the sentences ``r, r + N, ...`` of each chunk, and rank 0
-gathers the parsed chunk and writes it in input order.
+processes while this process decodes (:mod:`~neuralparse.prediction.pipeline`), with the
+same chunks and batches, so the output is the same bytes; only the Python work of the host
+moves (the GIL keeps threads from sharing it).  Under ``torchrun --nproc_per_node=N`` every
+rank reads the same input; rank ``r`` parses the sentences ``r, r + N, ...`` of each chunk,
+and rank 0 gathers the parsed chunk and writes it in input order.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from neuralparse.io import Sentence, SkippedSentencesWarning
 from neuralparse.io.pieces import cut_pieces, read_piece
 from neuralparse.io.raw import DEFAULT_LANGUAGE, resolve_language
 from neuralparse.model.inputs import EncodedCorpus
-from neuralparse.pipeline import Predictions, Stages, run_pipeline
 from neuralparse.prediction.decoding import (
     Annotator,
     InputNotices,
@@ -50,6 +49,7 @@ from neuralparse.prediction.files import (
     path_format,
 )
 from neuralparse.prediction.options import PredictionReport, PredictOptions
+from neuralparse.prediction.pipeline import Predictions, Stages, run_pipeline
 from neuralparse.runtime import distributed
 from neuralparse.runtime.checkpoint import LoadedParser
 from neuralparse.search.graphs import GraphCache
@@ -172,7 +172,7 @@ def worker_count(
     device: torch.device,
     input_format: str = "auto",
 ) -> int:
-    """The worker processes :func:`predict_file` uses (:mod:`neuralparse.pipeline`).
+    """The worker processes :func:`predict_file` uses (:mod:`neuralparse.prediction.pipeline`).
 
     Workers read an input *file* of CoNLL-U or plain text (not standard input, an open file or
     raw text) and are forked (not on Windows), so for others ``options.workers`` is ignored.
@@ -219,7 +219,7 @@ def _predict_in_workers(
     graphs: GraphCache,
 ) -> None:
     """:func:`predict_file` with ``workers`` processes doing the host work
-    (:mod:`neuralparse.pipeline`): the same output, messages and report."""
+    (:mod:`neuralparse.prediction.pipeline`): the same output, messages and report."""
     fmt, why = path_format(path, input_format)
     name = str(path)
     log_format(name, fmt, why)

@@ -22,7 +22,7 @@ default model; ``benchmarks.predict_settings`` and ``benchmarks.epoch_cost``):
 So :func:`choose_waiting` keeps OpenMP's default where the application runs on the CPU in a
 single process and sets ``PASSIVE`` where it shares the machine with processes of its own:
 several ``torchrun`` ranks, or a GPU run, whose prediction workers read and write on the CPU
-cores (:mod:`neuralparse.pipeline`).  Whether ``device=auto`` will find a GPU is judged
+cores (:mod:`neuralparse.prediction.pipeline`).  Whether ``device=auto`` will find a GPU is judged
 before torch is imported (OpenMP reads these variables once, when torch loads it), from the
 GPU drivers' files.  A user's ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is always kept: on a
 machine whose cores other programs keep busy, ``OMP_WAIT_POLICY=PASSIVE`` (or one thread) is
