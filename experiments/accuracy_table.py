@@ -40,9 +40,10 @@ each claim of the seeds checked with the numbers and the same two tests
         [--model default] [--baseline arc_eager] [--speed JSON] [--out DIR] [--plot PNG]
         [--resamples 10000] [--quick]
 
-Writes ``accuracy.{csv,json,md}`` and ``accuracy_summary.md`` (the README's table) to
-``--out`` (default ``experiments/results``) and ``docs/crossed_uncrossed.png``; ``--quick``
-uses 1,000 bootstrap resamples and writes under ``outputs/quick`` unless told otherwise.
+Writes ``accuracy.{csv,json,md}``, ``accuracy_summary.md`` (the README's table) and
+``accuracy_seeds.md`` (every run: a column group per seed) to ``--out`` (default
+``experiments/results``) and ``docs/crossed_uncrossed.png``; ``--quick`` uses 1,000 bootstrap
+resamples and writes under ``outputs/quick`` unless told otherwise.
 """
 
 from __future__ import annotations
@@ -279,6 +280,79 @@ def other_models_markdown(rows: Sequence[dict], model: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def seed_rows(runs: Sequence[Run]) -> list[dict[str, object]]:
+    """One row per run (every model and seed): its epochs, greedy and beam-8 LAS and greedy
+    labeled recall of non-projective arcs, so that the spread between seeds shows."""
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.treebank, r.system, r.model, r.seed)):
+        if not {"greedy", "beam8"} <= set(run.modes):
+            continue
+        greedy, beam = run.modes["greedy"].scores, run.modes["beam8"].scores
+        rows.append(
+            {
+                "treebank": run.treebank,
+                "system": run.system,
+                "model": run.model,
+                "seed": run.seed,
+                "test_input": run.test_input,
+                "best_epoch": run.best_epoch,
+                "epochs": run.epochs,
+                "stopped_by_patience": run.stopped_by_patience,
+                "train_minutes": rounded(run.train_minutes, 1),
+                "las": rounded(greedy.las),
+                "las_beam8": rounded(beam.las),
+                "nonproj_labeled_recall": rounded(greedy.nonproj_labeled_recall),
+            }
+        )
+    return rows
+
+
+def seeds_markdown(rows: Sequence[dict], model: str) -> str:
+    """Per treebank, a row per system (best mean LAS first) and a column group per seed of
+    ``model``: best / last epoch, LAS greedy (beam 8), LR-NP; then the mean and every other
+    model's greedy LAS (mean over its seeds)."""
+    parts = []
+    for treebank in sorted({r["treebank"] for r in rows}):
+        here = [r for r in rows if r["treebank"] == treebank]
+        main = [r for r in here if r["model"] == model]
+        seeds = sorted({r["seed"] for r in main})
+        others = sorted({r["model"] for r in here} - {model})
+        by_system: dict[str, dict[int, dict]] = {}
+        for r in main:
+            by_system.setdefault(str(r["system"]), {})[int(r["seed"])] = r
+        mean = {s: statistics.fmean(r["las"] for r in v.values()) for s, v in by_system.items()}
+        header = ["system"]
+        for seed in seeds:
+            header += [f"seed {seed}: best / last", "LAS (beam 8)", "LR-NP"]
+        header += [f"mean LAS ({len(seeds)} seeds)", *(f"{other} LAS" for other in others)]
+        lines = [
+            f"{str(treebank).removeprefix('UD_')}, model `{model}`",
+            "",
+            "| " + " | ".join(header) + " |",
+            "| --- |" + " ---: |" * (len(header) - 1),
+        ]
+        for system in sorted(by_system, key=lambda s: (-mean[s], s)):
+            values = [system]
+            for seed in seeds:
+                r = by_system[system].get(seed)
+                if r is None:
+                    values += ["–"] * 3
+                    continue
+                values += [
+                    f"{r['best_epoch']} / {r['epochs']}",
+                    f"{r['las']:.2f} ({r['las_beam8']:.2f})",
+                    cell(r["nonproj_labeled_recall"], None),
+                ]
+            missing = len(by_system[system]) < len(seeds)
+            values.append(f"{mean[system]:.2f}{' (fewer seeds)' if missing else ''}")
+            for other in others:
+                theirs = [r["las"] for r in here if r["system"] == system and r["model"] == other]
+                values.append(cell(statistics.fmean(theirs), None) if theirs else "–")
+            lines.append("| " + " | ".join(values) + " |")
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
 def plot(rows: Sequence[dict], path: Path) -> None:
     """Per system, UAS on crossed and on uncrossed gold arcs: bars are the mean over
     treebanks, dots the treebanks (Pitler & McDonald 2015 Table 7); one panel per mode."""
@@ -405,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     others = other_models(every_run, args.model)
     inputs = " and ".join(sorted({r.test_input or "unrecorded" for r in runs}))
     rows = aggregate(runs, args.baseline, benchmark_speed(args.speed), resamples)
+    per_seed = seed_rows(every_run)
     seeds = json.loads(SEED_FIGURES.read_text(encoding="utf-8"))
     comparison = seed_comparison(rows, seeds)
     found = claims(runs, rows, golds, resamples)
@@ -443,12 +518,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "resamples": resamples,
         "rows": rows,
         "other_models": others,
+        "per_seed": per_seed,
         "seed_comparison": comparison,
         "claims": found,
         "sources": seeds["sources"],
     }
     publish(out, "accuracy", rows, document, md, png, lambda path: plot(rows, path))
     (out / "accuracy_summary.md").write_text(summary_markdown(rows, args.baseline), "utf-8")
+    (out / "accuracy_seeds.md").write_text(
+        f"Every run, greedy test LAS (CoNLL 2018) with beam 8's beside it, and LR-NP (labeled "
+        f"recall of non-projective arcs, greedy); other models' LAS is their mean over seeds "
+        f"(`{command}`).\n\n" + seeds_markdown(per_seed, args.model),
+        "utf-8",
+    )
     return 0
 
 

@@ -304,6 +304,19 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     )
     assert other["las_default"] == pytest.approx(las, abs=0.01)
     assert other["difference"] == pytest.approx(100.0 - las, abs=0.02)
+    # Every run has its own row, and the per-seed table puts the seeds side by side.
+    per_seed = {(r["system"], r["model"], r["seed"]): r for r in document["per_seed"]}
+    assert len(per_seed) == 2 * len(rates) + 1
+    swap_1 = per_seed[("swap", "default", 1)]
+    assert swap_1["las"] == pytest.approx(
+        fake_run_las(runs / "tiny" / "swap" / "seed1", gold), abs=0.01
+    )
+    assert (swap_1["best_epoch"], swap_1["epochs"], swap_1["stopped_by_patience"]) == (2, 4, True)
+    seeds_md = (tmp_path / "accuracy_seeds.md").read_text(encoding="utf-8")
+    swap_row = next(line for line in seeds_md.splitlines() if line.startswith("| swap |"))
+    assert swap_row.count(" / ") == 2 and swap_row.endswith(" | 100.00 |")  # gold_tags LAS
+    assert "| seed 1: best / last | LAS (beam 8) | LR-NP | seed 2: best / last |" in seeds_md
+    assert seeds_md.index("| three_step |") < seeds_md.index("| arc_eager |")  # best first
     assert document["test_input"] == "untagged"
 
     perfect = rows[("three_step", "greedy")]
