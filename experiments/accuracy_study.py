@@ -34,8 +34,9 @@ sitting (English-EWT on a CPU) train in pieces.  ``last.pt`` is not part of the 
 such a run goes on only in the same checkout.
 ``--quick`` trains a tiny model for one epoch on 200 sentences (the test suite's smoke run).
 ``--plan`` runs nothing: it lists the state of every run the other options name (done, trained
-and waiting to be parsed, cut off and going on from ``last.pt``, to train) and counts them,
-which is how a study spread over sessions says what remains.
+and waiting to be parsed, cut off and going on from ``last.pt``, to train), counts them and
+estimates the training time left from the finished runs of each treebank and model, which is
+how a study spread over sessions says what remains.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -262,15 +264,62 @@ def run_state(run_dir: Path, safety_net_minutes: float = MAX_MINUTES) -> tuple[s
 STATES = ("done", "to parse", "goes on", "to train")
 
 
+def finished_minutes(out: Path, data: str, model: str) -> list[float]:
+    """The training minutes (``scores.json``'s ``train_minutes``) of every finished run of
+    ``model`` on ``data`` under ``out``, whatever its system and seed."""
+    minutes = []
+    for scores in sorted((out / data).glob("*/**/seed*/scores.json")):
+        summary = json.loads(scores.read_text(encoding="utf-8"))
+        if summary.get("model", "default") == model and summary.get("train_minutes"):
+            minutes.append(float(summary["train_minutes"]))
+    return minutes
+
+
+def minutes_left(run_dir: Path, state: str, typical: float | None) -> float | None:
+    """Training minutes ``run_dir`` still needs, judged by ``typical`` (a finished run's
+    median): none once trained, ``typical`` less what it has trained for when it goes on."""
+    if state in ("done", "to parse"):
+        return 0.0
+    if typical is None:
+        return None
+    if state == "goes on":
+        trained = training_minutes([r for r in metrics_records(run_dir) if "epoch" in r]) or 0.0
+        return max(0.0, typical - trained)
+    return typical
+
+
 def plan(runs: list[Run], args: argparse.Namespace) -> None:
-    """Print every run's :func:`run_state` and how many runs are in each state."""
+    """Print every run's :func:`run_state`, how many runs are in each state and about how much
+    training is left (each treebank and model's median over its finished runs; runs of a
+    treebank and model with no finished run are counted apart)."""
     counts = dict.fromkeys(STATES, 0)
+    typical: dict[tuple[str, str], float | None] = {}
+    left, unknown = 0.0, 0
     for run in runs:
-        state, detail = run_state(run.directory(args.out), args.max_minutes)
+        run_dir = run.directory(args.out)
+        state, detail = run_state(run_dir, args.max_minutes)
         counts[state] += 1
         name = f"{run.data} {run.system} {run.model} seed {run.seed}"
         print(f"{state:<9} {name}" + (f": {detail}" if detail else ""))
+        key = (run.data, run.model)
+        if key not in typical:
+            minutes = finished_minutes(args.out, run.data, run.model)
+            typical[key] = statistics.median(minutes) if minutes else None
+        needed = minutes_left(run_dir, state, typical[key])
+        if needed is None:
+            unknown += 1
+        else:
+            left += needed
     print(", ".join(f"{count} {state}" for state, count in counts.items()) + f" of {len(runs)}")
+    if left or unknown:
+        estimate = f"about {left / 60:.1f} h of training left one run at a time"
+        if args.jobs > 1:
+            estimate += f", {left / 60 / args.jobs:.1f} h with --jobs {args.jobs}"
+        print(
+            estimate
+            + " (by the median of each treebank and model's finished runs)"
+            + (f"; {unknown} more run(s) with no finished run to judge by" if unknown else "")
+        )
 
 
 def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:

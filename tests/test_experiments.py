@@ -478,13 +478,14 @@ def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
     epoch = {"epoch": 7, "best_epoch": 5}
     stopped = {"stopped": "patience: no better dev LAS for 10 epochs", "best_epoch": 5}
     done = folder("arc_eager")
-    summary = {"best_epoch": 5, "epochs": 15, "stopped": stopped["stopped"]}
+    summary = {"best_epoch": 5, "epochs": 15, "stopped": stopped["stopped"], "train_minutes": 36}
     (done / "scores.json").write_text(json.dumps(summary))
     parse = folder("swap")
     (parse / "metrics.jsonl").write_text(json.dumps(epoch) + "\n" + json.dumps(stopped) + "\n")
     (parse / "checkpoint.pt").write_bytes(b"")
     goes_on = folder("planar")
-    (goes_on / "metrics.jsonl").write_text(json.dumps(epoch) + '\n{"epoch": 8, "lo')
+    trained = {**epoch, "elapsed_seconds": 720, "train_seconds": 100, "eval_seconds": 5}
+    (goes_on / "metrics.jsonl").write_text(json.dumps(trained) + '\n{"epoch": 8, "lo')
     (goes_on / "last.pt").write_bytes(b"")
     lost = folder("two_planar")
     (lost / "metrics.jsonl").write_text(json.dumps(epoch) + "\n")
@@ -492,7 +493,7 @@ def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
     argv = ["--plan", "--data", "en_ewt", "--systems", *systems, "--out", str(out)]
     assert accuracy_study.main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert sorted(lines[:-1]) == [
+    assert sorted(lines[:-2]) == [
         "done      en_ewt arc_eager default seed 1: best epoch 5 of 15, stopped by patience",
         "goes on   en_ewt planar default seed 1: after epoch 7 (best 5), from last.pt",
         "to parse  en_ewt swap default seed 1: training ended; test not parsed yet",
@@ -500,7 +501,13 @@ def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
         "to train  en_ewt two_planar default seed 1: logged to epoch 7, no last.pt: trains from "
         "the start",
     ]
-    assert lines[-1] == "1 done, 1 to parse, 1 goes on, 2 to train of 5"
+    assert lines[-2] == "1 done, 1 to parse, 1 goes on, 2 to train of 5"
+    # The estimate: the finished run took 36 minutes; planar trained for 12 of them, so 24
+    # are left for it, 36 for each of the two runs to train, none for the one to parse.
+    assert lines[-1] == (
+        "about 1.6 h of training left one run at a time, 0.8 h with --jobs 2 (by the median "
+        "of each treebank and model's finished runs)"
+    )
     assert not (out / "en_ewt" / "arc_hybrid").exists()
 
 
