@@ -42,7 +42,9 @@ each claim of the seeds checked with the numbers and the same two tests
 
 Writes ``accuracy.{csv,json,md}``, ``accuracy_summary.md`` (the README's table) and
 ``accuracy_seeds.md`` (every run: a column group per seed) to ``--out`` (default
-``experiments/results``) and ``docs/crossed_uncrossed.png``; ``--quick`` uses 1,000 bootstrap
+``experiments/results``), ``docs/crossed_uncrossed.png`` (``--plot``) and beside it
+``which_system.png``: per system, its LAS difference to the baseline against its recall of
+non-projective arcs, coloured by its benchmark speed (greedy); ``--quick`` uses 1,000 bootstrap
 resamples and writes under ``outputs/quick`` unless told otherwise.
 """
 
@@ -399,6 +401,93 @@ def plot(rows: Sequence[dict], path: Path) -> None:
     plt.close(figure)
 
 
+CHOICE_PNG = "which_system.png"
+"""The file name of :func:`plot_choice`'s picture, written beside ``--plot``'s."""
+
+
+def choice_rows(rows: Sequence[dict]) -> list[dict[str, object]]:
+    """Per system, greedy, what a user choosing one weighs: its LAS difference to the
+    baseline (mean, lowest and highest over the treebanks, the baseline counting 0), on how
+    many treebanks it is significantly below or above, its mean LR-NP and its words/s."""
+    chosen = [r for r in rows if r["mode"] == "greedy"]
+    found = []
+    for system in ordered_systems({str(r["system"]) for r in chosen}):
+        mine = [r for r in chosen if r["system"] == system]
+        differences = [r["las_diff"] or 0.0 for r in mine]
+        significant = [
+            r["las_diff"] for r in mine if r["p_value"] is not None and r["p_value"] < 0.05
+        ]
+        recalls = [r["nonproj_labeled_recall"] for r in mine]
+        found.append(
+            {
+                "system": system,
+                "treebanks": len(mine),
+                "las_diff_mean": rounded(statistics.fmean(differences)),
+                "las_diff_min": rounded(min(differences)),
+                "las_diff_max": rounded(max(differences)),
+                "significantly_below": sum(d < 0 for d in significant),
+                "significantly_above": sum(d > 0 for d in significant),
+                "nonproj_labeled_recall_mean": rounded(
+                    statistics.fmean(v for v in recalls if v is not None)
+                    if any(v is not None for v in recalls)
+                    else None
+                ),
+                "words_per_s": mine[0]["words_per_s"],
+            }
+        )
+    return found
+
+
+def plot_choice(choices: Sequence[dict], baseline: str, path: Path) -> bool:
+    """One point per system (greedy): its mean recall of non-projective arcs against its mean
+    LAS difference to the baseline, the bar spanning its treebanks' differences, the colour
+    its benchmark speed.  Systems without a benchmark speed are left out; False (nothing
+    written) when none has one."""
+    drawn = [c for c in choices if c["words_per_s"] is not None]
+    if not drawn:
+        return False
+    figure, axis = plt.subplots(figsize=(8, 5))
+    speeds = [c["words_per_s"] for c in drawn]
+    colours = matplotlib.colormaps["viridis"]
+    norm = matplotlib.colors.Normalize(min(speeds), max(speeds) if len(drawn) > 1 else None)
+    points = [(c["nonproj_labeled_recall_mean"] or 0.0, c["las_diff_mean"]) for c in drawn]
+    width = max(x for x, _ in points) - min(x for x, _ in points) or 1.0
+    height = max(y for _, y in points) - min(y for _, y in points) or 1.0
+    for choice, (x, mean) in zip(drawn, points, strict=True):
+        colour = colours(norm(choice["words_per_s"]))
+        spread = [[mean - choice["las_diff_min"]], [choice["las_diff_max"] - mean]]
+        axis.errorbar(x, mean, yerr=spread, fmt="o", color=colour, capsize=3, markersize=7)
+        counts = f"{choice['significantly_below']} of {choice['treebanks']} below"
+        if choice["significantly_above"]:
+            counts += f", {choice['significantly_above']} above"
+        # A label goes to the left of its point where another point sits just right of it.
+        crowded = any(0 < u - x < 0.12 * width and abs(v - mean) < 0.15 * height for u, v in points)
+        axis.annotate(
+            f"{choice['system']}\n{counts}",
+            (x, mean),
+            xytext=(-6 if crowded else 6, 2),
+            textcoords="offset points",
+            ha="right" if crowded else "left",
+            fontsize=7,
+        )
+    axis.set_xlim(0, max(x for x, _ in points) + 0.15 * width)
+    axis.axhline(0, color="grey", linewidth=0.6)
+    axis.set_xlabel("labeled recall of non-projective arcs (%, mean over treebanks)")
+    axis.set_ylabel(f"LAS − {baseline}'s (mean over treebanks)")
+    axis.grid(linewidth=0.3)
+    bar = figure.colorbar(matplotlib.cm.ScalarMappable(norm=norm, cmap=colours), ax=axis)
+    bar.set_label("words/s, greedy (benchmark)")
+    axis.set_title(
+        "Which system: greedy, untagged test, CoNLL 2018 LAS\n(bar: range over treebanks; "
+        "'below': significantly below on that many treebanks)",
+        fontsize=9,
+    )
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
 # -- main -------------------------------------------------------------------------------------
 
 
@@ -521,9 +610,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "per_seed": per_seed,
         "seed_comparison": comparison,
         "claims": found,
+        "choice": choice_rows(rows),
         "sources": seeds["sources"],
     }
     publish(out, "accuracy", rows, document, md, png, lambda path: plot(rows, path))
+    choice_png = png.with_name(CHOICE_PNG)
+    if plot_choice(document["choice"], args.baseline, choice_png):
+        print(f"saved {choice_png}", file=sys.stderr)
+    else:
+        print(f"no {CHOICE_PNG}: no system has a words/s in {args.speed}", file=sys.stderr)
     (out / "accuracy_summary.md").write_text(summary_markdown(rows, args.baseline), "utf-8")
     (out / "accuracy_seeds.md").write_text(
         f"Every run, greedy test LAS (CoNLL 2018) with beam 8's beside it, and LR-NP (labeled "

@@ -339,6 +339,18 @@ def test_accuracy_table_quick_on_fake_runs(data_root: Path, tmp_path: Path) -> N
     recipe = "- Tiny-Test: lr 0.004 ×0.5 after 3, batch 1000 words, patience 10\n"
     assert recipe in markdown and "mixed" not in markdown
     assert document["recipes"] == {TREEBANK: [recipe.removeprefix("- Tiny-Test: ")[:-1]]}
+    # Which system: per system its greedy LAS difference to arc_eager over the treebanks (one
+    # here), how often significantly, its LR-NP and benchmark speed; drawn where it has one.
+    choice = {c["system"]: c for c in document["choice"]}
+    assert choice["arc_eager"]["las_diff_mean"] == 0.0
+    assert choice["three_step"]["las_diff_mean"] == perfect["las_diff"]
+    assert (
+        choice["three_step"]["significantly_above"],
+        choice["three_step"]["significantly_below"],
+    ) == (1, 0)
+    assert choice["swap"]["words_per_s"] == 1234 and choice["arc_eager"]["words_per_s"] is None
+    assert choice["swap"]["nonproj_labeled_recall_mean"] == swap["nonproj_labeled_recall"]
+    assert (tmp_path / "which_system.png").read_bytes().startswith(PNG_SIGNATURE)
     # The published Table 5/7 averages are shown beside our mean over treebanks.
     assert any(
         c["source"] == "PM2015 Table 5" and c["language"] == "Average"
