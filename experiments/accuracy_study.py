@@ -3,7 +3,8 @@ convergence, then parse test greedily and with a beam.
 
     python -m experiments.accuracy_study [--data en_ewt ...] [--systems arc_eager ...]
         [--seeds 1 2 3] [--models default gold_tags] [--jobs 2] [--device cpu|cuda]
-        [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--out experiments/study_runs]
+        [--max-epochs N] [--max-minutes 120] [--deadline-minutes 120] [--whole-runs]
+        [--out experiments/study_runs]
         [--quick] [--plan]
 
 The study the README reports is ``--seeds 1 2 3`` (the default joint model, which tags and
@@ -27,7 +28,10 @@ line of ``metrics.jsonl``) is only parsed, and one cut off while training goes o
 ``last.pt`` (``trainer.resume``).
 
 ``--deadline-minutes`` bounds the whole study: a run starting late gets only the training time
-left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``.
+left (minus a margin for parsing test), and no run starts with less than ``--min-minutes``;
+with ``--whole-runs`` none starts that would not finish by the median training time of its
+treebank and model's finished runs (where a cut run's ``last.pt`` will not outlive the
+checkout, as on a machine lent for one sitting).
 A run that the deadline (not the ``--max-minutes`` safety net) ends may still be learning: it
 is not parsed, and the next study goes on from its ``last.pt``, so runs longer than one
 sitting (English-EWT on a CPU) train in pieces.  ``last.pt`` is not part of the repository:
@@ -275,6 +279,13 @@ def finished_minutes(out: Path, data: str, model: str) -> list[float]:
     return minutes
 
 
+def typical_minutes(out: Path, data: str, model: str) -> float | None:
+    """The median training minutes of the finished runs of ``model`` on ``data`` (None when
+    none has finished): what a run still to train is judged to need."""
+    minutes = finished_minutes(out, data, model)
+    return statistics.median(minutes) if minutes else None
+
+
 def minutes_left(run_dir: Path, state: str, typical: float | None) -> float | None:
     """Training minutes ``run_dir`` still needs, judged by ``typical`` (a finished run's
     median): none once trained, ``typical`` less what it has trained for when it goes on."""
@@ -303,8 +314,7 @@ def plan(runs: list[Run], args: argparse.Namespace) -> None:
         print(f"{state:<9} {name}" + (f": {detail}" if detail else ""))
         key = (run.data, run.model)
         if key not in typical:
-            minutes = finished_minutes(args.out, run.data, run.model)
-            typical[key] = statistics.median(minutes) if minutes else None
+            typical[key] = typical_minutes(args.out, run.data, run.model)
         needed = minutes_left(run_dir, state, typical[key])
         if needed is None:
             unknown += 1
@@ -329,6 +339,14 @@ def execute(run: Run, args: argparse.Namespace, deadline: float) -> str:
     minutes = min(args.max_minutes, (deadline - time.time()) / 60 - PARSE_MARGIN_MINUTES)
     if minutes < args.min_minutes:
         return f"{run_dir}: not started (deadline)"
+    if args.whole_runs:
+        state, _ = run_state(run_dir, args.max_minutes)
+        needed = minutes_left(run_dir, state, typical_minutes(args.out, run.data, run.model))
+        if needed is not None and needed > minutes:
+            return (
+                f"{run_dir}: not started (deadline): needs about {needed:.0f} min of training "
+                f"by the median of the finished runs, {minutes:.0f} min are left"
+            )
     run_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(run_dir / "study.log", "a") as log:  # an interrupted run's log is kept
@@ -380,6 +398,12 @@ def main(argv: list[str] | None = None) -> int:
         "--min-minutes", type=float, default=1.0, help="start no run with less training time"
     )
     parser.add_argument("--deadline-minutes", type=float, default=24 * 60.0)
+    parser.add_argument(
+        "--whole-runs",
+        action="store_true",
+        help="start a run only if the median training time of its treebank and model's "
+        "finished runs (less what it has trained) fits before the deadline",
+    )
     parser.add_argument("--out", type=Path, default=STUDY_RUNS)
     parser.add_argument("--quick", action="store_true", help="tiny smoke run")
     parser.add_argument("--plan", action="store_true", help="list the runs' states; run none")

@@ -4,11 +4,13 @@ greedy decoding that the running-time study reads."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import json
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -521,6 +523,24 @@ def test_accuracy_study_plan_lists_each_runs_state_and_runs_nothing(
         "of each treebank and model's finished runs)"
     )
     assert not (out / "en_ewt" / "arc_hybrid").exists()
+
+
+def test_accuracy_study_whole_runs_starts_none_that_would_not_finish(tmp_path: Path) -> None:
+    """With ``--whole-runs`` a run is not started when its treebank and model's finished runs
+    took longer (median) than the time left before the deadline."""
+    out = tmp_path / "study"
+    done = out / "en_ewt" / "arc_eager" / "seed1"
+    done.mkdir(parents=True)
+    (done / "scores.json").write_text(json.dumps({"train_minutes": 36}))
+    args = argparse.Namespace(out=out, max_minutes=120.0, min_minutes=1.0, whole_runs=True)
+    run = accuracy_study.Run("en_ewt", "swap", 1)
+    deadline = time.time() + 30 * 60  # 30 minutes, less the margin for parsing test
+    message = accuracy_study.execute(run, args, deadline)
+    assert message.endswith(
+        "not started (deadline): needs about 36 min of training by the "
+        "median of the finished runs, 28 min are left"
+    )
+    assert not run.directory(out).exists()
 
 
 def test_accuracy_study_quick_trains_parses_and_resumes(
