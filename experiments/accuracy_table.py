@@ -407,13 +407,20 @@ CHOICE_PNG = "which_system.png"
 
 def choice_rows(rows: Sequence[dict]) -> list[dict[str, object]]:
     """Per system, greedy, what a user choosing one weighs: its LAS difference to the
-    baseline (mean, lowest and highest over the treebanks, the baseline counting 0), on how
-    many treebanks it is significantly below or above, its mean LR-NP and its words/s."""
+    baseline (mean, lowest and highest over the treebanks where they share seeds, the baseline
+    counting 0), on how many treebanks it is significantly below or above, its mean LR-NP and
+    its words/s."""
     chosen = [r for r in rows if r["mode"] == "greedy"]
     found = []
     for system in ordered_systems({str(r["system"]) for r in chosen}):
         mine = [r for r in chosen if r["system"] == system]
-        differences = [r["las_diff"] or 0.0 for r in mine]
+        differences = [
+            0.0 if r["system"] == r["vs_baseline"] else r["las_diff"]
+            for r in mine
+            if r["system"] == r["vs_baseline"] or r["las_diff"] is not None
+        ]
+        if not differences:  # no seed shared with the baseline on any treebank
+            continue
         significant = [
             r["las_diff"] for r in mine if r["p_value"] is not None and r["p_value"] < 0.05
         ]
@@ -449,7 +456,7 @@ def plot_choice(choices: Sequence[dict], baseline: str, path: Path) -> bool:
     figure, axis = plt.subplots(figsize=(8, 5))
     speeds = [c["words_per_s"] for c in drawn]
     colours = matplotlib.colormaps["viridis"]
-    norm = matplotlib.colors.Normalize(min(speeds), max(speeds) if len(drawn) > 1 else None)
+    norm = matplotlib.colors.Normalize(min(speeds), max(speeds))
     points = [(c["nonproj_labeled_recall_mean"] or 0.0, c["las_diff_mean"]) for c in drawn]
     width = max(x for x, _ in points) - min(x for x, _ in points) or 1.0
     height = max(y for _, y in points) - min(y for _, y in points) or 1.0
