@@ -414,31 +414,26 @@ def choice_rows(rows: Sequence[dict]) -> list[dict[str, object]]:
     found = []
     for system in ordered_systems({str(r["system"]) for r in chosen}):
         mine = [r for r in chosen if r["system"] == system]
-        differences = [
-            0.0 if r["system"] == r["vs_baseline"] else r["las_diff"]
-            for r in mine
-            if r["system"] == r["vs_baseline"] or r["las_diff"] is not None
-        ]
-        if not differences:  # no seed shared with the baseline on any treebank
+        if system == mine[0]["vs_baseline"]:
+            differences = [0.0] * len(mine)
+        else:  # treebanks where it shares seeds with the baseline
+            differences = [r["las_diff"] for r in mine if r["las_diff"] is not None]
+        if not differences:
             continue
         significant = [
             r["las_diff"] for r in mine if r["p_value"] is not None and r["p_value"] < 0.05
         ]
-        recalls = [r["nonproj_labeled_recall"] for r in mine]
+        recall, _ = mean_sd(r["nonproj_labeled_recall"] for r in mine)
         found.append(
             {
                 "system": system,
-                "treebanks": len(mine),
+                "treebanks": len(differences),
                 "las_diff_mean": rounded(statistics.fmean(differences)),
                 "las_diff_min": rounded(min(differences)),
                 "las_diff_max": rounded(max(differences)),
                 "significantly_below": sum(d < 0 for d in significant),
                 "significantly_above": sum(d > 0 for d in significant),
-                "nonproj_labeled_recall_mean": rounded(
-                    statistics.fmean(v for v in recalls if v is not None)
-                    if any(v is not None for v in recalls)
-                    else None
-                ),
+                "nonproj_labeled_recall_mean": rounded(recall),
                 "words_per_s": mine[0]["words_per_s"],
             }
         )
@@ -458,8 +453,8 @@ def plot_choice(choices: Sequence[dict], baseline: str, path: Path) -> bool:
     colours = matplotlib.colormaps["viridis"]
     norm = matplotlib.colors.Normalize(min(speeds), max(speeds))
     points = [(c["nonproj_labeled_recall_mean"] or 0.0, c["las_diff_mean"]) for c in drawn]
-    width = max(x for x, _ in points) - min(x for x, _ in points) or 1.0
-    height = max(y for _, y in points) - min(y for _, y in points) or 1.0
+    xs, ys = zip(*points, strict=True)
+    width, height = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
     for choice, (x, mean) in zip(drawn, points, strict=True):
         colour = colours(norm(choice["words_per_s"]))
         spread = [[mean - choice["las_diff_min"]], [choice["las_diff_max"] - mean]]
@@ -477,7 +472,7 @@ def plot_choice(choices: Sequence[dict], baseline: str, path: Path) -> bool:
             ha="right" if crowded else "left",
             fontsize=7,
         )
-    axis.set_xlim(0, max(x for x, _ in points) + 0.15 * width)
+    axis.set_xlim(0, max(xs) + 0.15 * width)
     axis.axhline(0, color="grey", linewidth=0.6)
     axis.set_xlabel("labeled recall of non-projective arcs (%, mean over treebanks)")
     axis.set_ylabel(f"LAS − {baseline}'s (mean over treebanks)")
