@@ -170,15 +170,13 @@ def load_runs(runs_root: Path, data: Path) -> tuple[list[Run], dict[str, Gold]]:
 
 
 def recipe_text(recipe: dict | None) -> str | None:
-    """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10``, with ``trainer.lr_min_gain``
-    ``×0.5 after 3 without a gain over 0.2``, and, for a model trained with the auxiliary arc
-    loss, ``, arc loss 1 (128 units), arc term 0.75`` (None: not recorded)."""
+    """``lr 0.004 ×0.5 after 3, batch 1000 words, patience 10`` and, for a model trained with
+    the auxiliary arc loss, ``, arc loss 1 (128 units), arc term 0.75`` (None: not
+    recorded)."""
     if not recipe:
         return None
-    lr_min_gain = recipe.get("lr_min_gain") or 0.0  # before it: any new best counted
-    gain = f" without a gain over {lr_min_gain:g}" if lr_min_gain else ""
     decay = (
-        f" ×{recipe['lr_decay']:g} after {recipe['lr_patience']}{gain}"
+        f" ×{recipe['lr_decay']:g} after {recipe['lr_patience']}"
         if recipe["lr_decay"] < 1
         else " constant"
     )

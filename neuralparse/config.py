@@ -282,10 +282,6 @@ class TrainerConfig:
     fewer epochs on Hungarian-Szeged (three systems) and Greek-GDT (docs/results.md,
     "Converging in fewer epochs")."""
     lr_patience: int = 3
-    lr_min_gain: float = 0.0
-    """Dev LAS points an epoch must gain over the last epoch that did for the ``lr_patience``
-    countdown to restart (0: any new best restarts it).  Early stopping still waits for any
-    better dev LAS (``patience``)."""
     average_epochs: float = 0.0
     """Evaluate, keep and save a moving average of the weights over about this many epochs
     (:mod:`neuralparse.training.averaging`; 0: the weights of the last update).  Off by
@@ -297,7 +293,6 @@ class TrainerConfig:
     patience: int = 10
     """Stop after this many epochs without a better dev LAS (early stopping: the normal way
     for training to end)."""
-
     threads: int | None = 1
     """torch intra-op threads (None: torch's default, all cores).  One thread is the default:
     it is safe on a machine that other programs use, and a run's arithmetic does not depend on
@@ -345,10 +340,6 @@ class TrainerConfig:
         if trainer.average_epochs < 0:
             raise InputError(
                 f"trainer.average_epochs={trainer.average_epochs}: expected 0 (off) or more"
-            )
-        if trainer.lr_min_gain < 0:
-            raise InputError(
-                f"trainer.lr_min_gain={trainer.lr_min_gain}: expected 0 or more LAS points"
             )
         if trainer.lr_patience < 1:
             raise InputError(f"trainer.lr_patience={trainer.lr_patience}: expected at least 1")

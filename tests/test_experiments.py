@@ -200,14 +200,7 @@ def _dominated(heads: list[int], node: int, ancestor: int) -> bool:
     return False
 
 
-RECIPE = {
-    "batch_tokens": 1000,
-    "lr": 0.004,
-    "lr_decay": 0.5,
-    "lr_patience": 3,
-    "patience": 10,
-    "lr_min_gain": 0.0,
-}
+RECIPE = {"batch_tokens": 1000, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3, "patience": 10}
 """The default trainer's recipe, as ``scores.json`` records it (``recipe`` changes keys)."""
 
 
@@ -374,13 +367,11 @@ def test_accuracy_table_flags_a_treebank_whose_runs_were_trained_differently(
     runs = tmp_path / "study"
     write_fake_run(runs, gold, "arc_eager", 1, 0.3, prefix=20)
     write_fake_run(runs, gold, "swap", 1, 0.3, prefix=20, recipe={"lr": 0.002, "lr_decay": 1.0})
-    write_fake_run(runs, gold, "arc_hybrid", 1, 0.3, prefix=20, recipe={"lr_min_gain": 0.2})
     argv = ["--runs", str(runs), "--data-root", str(data_root), "--quick", "--out", str(tmp_path)]
     assert accuracy_table.main([*argv, "--plot", str(tmp_path / "cu.png")]) == 0
     markdown = (tmp_path / "accuracy.md").read_text(encoding="utf-8")
     assert (
         "- Tiny-Test: lr 0.002 constant, batch 1000 words, patience 10; "
-        "lr 0.004 ×0.5 after 3 without a gain over 0.2, batch 1000 words, patience 10; "
         "lr 0.004 ×0.5 after 3, batch 1000 words, patience 10 "
         "**(mixed: the comparison is not fair)**"
     ) in markdown
@@ -581,13 +572,7 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
         scores = json.loads((run / "scores.json").read_text(encoding="utf-8"))
         assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
         assert (scores["model"], scores["test_input"]) == ("default", "untagged")
-        quick = {
-            "batch_tokens": 500,
-            "lr": 0.004,
-            "lr_decay": 0.5,
-            "lr_patience": 3,
-            "lr_min_gain": 0,
-        }
+        quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
         arcs = {"arc_loss_weight": 1.0, "arc_hidden": 128, "arc_decoding_weight": 0.75}
         assert scores["recipe"] == {**quick, "patience": 2, **arcs}
         assert scores["decoding_arc_weight"] == 0.75  # both systems decode with the term

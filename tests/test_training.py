@@ -31,7 +31,6 @@ from neuralparse.search import greedy_parse_corpus
 from neuralparse.systems import get_system
 from neuralparse.training.examples import extract_oracle_examples
 from neuralparse.training.preparation import build_system
-from neuralparse.training.resume import Progress
 from neuralparse.training.scoring import configured_test_file, evaluate_parser
 from neuralparse.training.trainer import (
     CHECKPOINT_NAME,
@@ -598,35 +597,10 @@ def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -
     cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
     resumed = train(cfg, tmp_path / "resumed")
     assert [(r["epoch"], r["lr"]) for r in resumed.history] == [(4, pytest.approx(5e-10))]
-    for key, value in (
-        ("lr_decay", 0.0),
-        ("lr_decay", 1.5),
-        ("lr_patience", 0),
-        ("lr_min_gain", -1),
-    ):
+    for key, value in (("lr_decay", 0.0), ("lr_decay", 1.5), ("lr_patience", 0)):
         bad = tiny_config(tmp_path, corpus, **{key: value})
         with pytest.raises(InputError, match=f"trainer.{key}="):
             prepare(bad)
-
-
-def test_the_learning_rate_countdown_restarts_only_on_a_gain_over_lr_min_gain() -> None:
-    """``trainer.lr_min_gain``: early stopping and the best epoch still follow every new best
-    dev LAS; the learning-rate countdown restarts only on a gain of more than ``lr_min_gain``
-    points over the last epoch that restarted it."""
-    plain, thresholded = Progress(), Progress()
-    curve = [80.0, 80.15, 80.3, 80.1, 80.45, 80.48]
-    bests = [plain.update(epoch, las) for epoch, las in enumerate(curve, 1)]
-    assert bests == [thresholded.update(e, las, 0.2) for e, las in enumerate(curve, 1)]
-    assert (plain.best_epoch, plain.stale, plain.lr_stale) == (6, 0, 0)
-    assert (thresholded.best_epoch, thresholded.stale) == (6, 0)
-    # 80.15 and 80.3 gain 0.15 and 0.3 over 80.0: only the second counts; 80.45
-    # and 80.48 gain 0.15 and 0.18 over 80.3: three epochs without a gain since epoch 3.
-    assert (thresholded.gained_las, thresholded.lr_stale) == (80.3, 3)
-    # A checkpoint from before lr_min_gain: its best LAS and stale epochs stand in.
-    resumed = Progress(epoch=4, best_las=80.3, best_epoch=3, stale=1)
-    assert not resumed.update(5, 80.25, 0.2) and (resumed.stale, resumed.lr_stale) == (2, 2)
-    assert resumed.update(6, 80.4, 0.2) and (resumed.stale, resumed.lr_stale) == (0, 3)
-    assert resumed.update(7, 80.6, 0.2) and (resumed.lr_stale, resumed.gained_las) == (0, 80.6)
 
 
 def test_averaged_weights_are_evaluated_kept_and_resumed(tmp_path: Path) -> None:

@@ -32,26 +32,12 @@ class Progress:
     best_las: float = -math.inf
     best_epoch: int = 0
     stale: int = 0
-    """Epochs since the best dev LAS (early stopping counts them)."""
     updates: int = 0
     """Optimizer steps taken so far (of this rank)."""
-    lr_stale: int | None = None
-    """Epochs since dev LAS last gained more than ``trainer.lr_min_gain`` (the learning-rate
-    decay counts them; None in checkpoints from before it: :attr:`stale` stands in)."""
-    gained_las: float | None = None
-    """The dev LAS of the last epoch that reset :attr:`lr_stale` (None: ``best_las``)."""
 
-    def update(self, epoch: int, las: float, lr_min_gain: float = 0.0) -> bool:
-        """Record an epoch's dev LAS; True when it is the best so far.  The learning-rate
-        countdown restarts only on a gain of more than ``lr_min_gain`` points over the last
-        epoch that restarted it."""
+    def update(self, epoch: int, las: float) -> bool:
+        """Record an epoch's dev LAS; True when it is the best so far."""
         self.epoch = epoch
-        if self.gained_las is None:
-            self.gained_las = self.best_las
-        if las > self.gained_las + lr_min_gain:
-            self.gained_las, self.lr_stale = las, 0
-        else:
-            self.lr_stale = (self.stale if self.lr_stale is None else self.lr_stale) + 1
         if las > self.best_las:
             self.best_las, self.best_epoch, self.stale = las, epoch, 0
             return True
@@ -126,9 +112,7 @@ def restore(
                 source=source,
             ) from None
     values = {f.name: state[f.name] for f in fields(Progress) if f.name in state}
-    wrong = [
-        k for k, v in values.items() if isinstance(v, bool) or not isinstance(v, int | float | None)
-    ]
+    wrong = [k for k, v in values.items() if isinstance(v, bool) or not isinstance(v, int | float)]
     if wrong or not isinstance(values.get("epoch", 0), int):
         raise CheckpointError(
             f"its training progress ({', '.join(wrong or ['epoch'])}) is not a number",

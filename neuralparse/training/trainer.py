@@ -382,8 +382,8 @@ def redraw_curve(output_dir: Path) -> None:
 
 def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
     """Whether the learning rate decays after this epoch: every ``lr_patience`` epochs
-    without a dev LAS gain of more than ``lr_min_gain``, when ``lr_decay`` is below 1."""
-    stale = progress.stale if progress.lr_stale is None else progress.lr_stale
+    without a better dev LAS, when ``lr_decay`` is below 1."""
+    stale = progress.stale
     return trainer.lr_decay < 1.0 and stale > 0 and stale % trainer.lr_patience == 0
 
 
@@ -440,7 +440,7 @@ def _evaluate_and_save(
             decode=decode,
         )
         eval_seconds = time.perf_counter() - eval_start
-        improved = progress.update(epoch, scores["las"], cfg.trainer.lr_min_gain)
+        improved = progress.update(epoch, scores["las"])
         # The best model is kept without the optimizer state (resume uses last.pt), saved
         # below after last.pt: its weights are snapshot now, while they are the average.
         best = snapshot(asdict(progress)) if improved else None
@@ -483,12 +483,8 @@ def _evaluate_and_save(
         eval_seconds,
     )
     if decayed:
-        gain = f"gain over {cfg.trainer.lr_min_gain:g}" if cfg.trainer.lr_min_gain else "better"
         log.info(
-            "no dev LAS %s for %d epochs: learning rate now %.2e",
-            gain,
-            progress.lr_stale,
-            record["lr"],
+            "no better dev LAS for %d epochs: learning rate now %.2e", progress.stale, record["lr"]
         )
     resumable = {**asdict(progress), "optimizer": optimizer.state_dict()}
     if average is not None:
