@@ -603,6 +603,20 @@ def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -
             prepare(bad)
 
 
+def test_training_flushes_denormal_numbers_to_zero(tmp_path: Path) -> None:
+    """Training computes with numbers below float32's normal range as zeros (a CPU computes
+    with them many times slower, and shrinking gradients make them)."""
+    smallest_normal = torch.finfo(torch.float32).tiny
+    denormal = torch.tensor([smallest_normal / 4])
+    torch.set_flush_denormal(False)
+    try:
+        assert (denormal * 1.0).item() > 0
+        train(tiny_config(tmp_path, make_corpus(4, seed=3), max_epochs=1), tmp_path / "run")
+        assert (denormal * 1.0).item() == 0.0
+    finally:
+        torch.set_flush_denormal(False)
+
+
 def test_averaged_weights_are_evaluated_kept_and_resumed(tmp_path: Path) -> None:
     """With ``trainer.average_epochs`` the dev scores and ``checkpoint.pt`` are those of the
     averaged weights, ``last.pt`` keeps the raw ones and the average, and a resumed run goes

@@ -65,7 +65,7 @@ from neuralparse.model.parser import ParserModel
 from neuralparse.runtime import distributed
 from neuralparse.runtime.batching import token_batches
 from neuralparse.runtime.checkpoint import checkpoint_data, load_parser, save_checkpoint
-from neuralparse.runtime.devices import resolve_device, set_threads
+from neuralparse.runtime.devices import flush_denormals, resolve_device, set_threads
 from neuralparse.search.graphs import GraphedSearch, supports_graphs
 from neuralparse.search.greedy import Decoder
 from neuralparse.systems import TransitionSystem
@@ -206,6 +206,7 @@ def train(cfg: TrainConfig | DictConfig, output_dir: str | Path) -> TrainResult:
     output_dir = Path(output_dir)
     trainer = cfg.trainer
     set_threads(trainer.threads, "trainer.threads")
+    flush_denormals()
     context, device = distributed.setup(resolve_device(trainer.device, "trainer.device"))
     try:
         return _train(cfg, output_dir, context, device)
