@@ -118,7 +118,8 @@ def flush_denormals() -> None:
     numbers many times slower; training produces them as gradients shrink: on English-EWT the
     default model's training step in its 60th epoch took 90-95 ms with them against 83-86 ms
     flushed (2 threads), as fast as a fresh model's, and a resumed epoch 18-19 s against 20-21 s,
-    with the same losses and dev scores.  Parsing with a trained model did not change speed."""
+    with the same losses and dev scores.  Parsing with a trained model did not change speed.
+    The setting is the process's: a notebook that trains keeps it afterwards."""
     torch.set_flush_denormal(True)
 
 
