@@ -606,9 +606,8 @@ def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -
 def test_training_flushes_denormal_numbers_to_zero(tmp_path: Path) -> None:
     """Training computes with numbers below float32's normal range as zeros (a CPU computes
     with them many times slower, and shrinking gradients make them)."""
-    smallest_normal = torch.finfo(torch.float32).tiny
-    denormal = torch.tensor([smallest_normal / 4])
-    torch.set_flush_denormal(False)
+    torch.set_flush_denormal(False)  # as a new process starts (an earlier training flushed)
+    denormal = torch.tensor([torch.finfo(torch.float32).tiny / 4])
     try:
         assert (denormal * 1.0).item() > 0
         train(tiny_config(tmp_path, make_corpus(4, seed=3), max_epochs=1), tmp_path / "run")
