@@ -196,7 +196,7 @@ def parse_test(run_dir: Path, device: str, threads: int, quick: bool) -> dict:
     return summary
 
 
-RECIPE_KEYS = ("batch_tokens", "lr", "lr_decay", "lr_patience", "patience")
+RECIPE_KEYS = ("batch_tokens", "lr", "lr_decay", "lr_patience", "max_lr_decays", "patience")
 """The trainer settings that make two runs comparable (the table flags treebanks whose
 runs differ in them), besides the model's arc scorer: :data:`ARC_KEYS`."""
 ARC_KEYS = {"arc_loss_weight": 0.0, "arc_hidden": 256, "arc_decoding_weight": 0.0}
@@ -207,7 +207,8 @@ def training_recipe(config: dict) -> dict:
     """The run's :data:`RECIPE_KEYS` and :data:`ARC_KEYS` (absent from configs older than a
     key: its value then)."""
     trainer, model = config["trainer"], config.get("model", {})
-    before = {"lr_decay": 1.0, "lr_patience": 3}  # a constant rate, before the decay existed
+    # A constant rate, before the decay existed; no limit on the decays before that limit.
+    before = {"lr_decay": 1.0, "lr_patience": 3, "max_lr_decays": None}
     recipe = {key: trainer.get(key, before.get(key)) for key in RECIPE_KEYS}
     return recipe | {key: model.get(key, default) for key, default in ARC_KEYS.items()}
 

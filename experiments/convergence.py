@@ -16,7 +16,10 @@ answer is exact, not a model: the trainer's learning-rate schedule depends on
 ``trainer.lr_patience`` alone, never on ``trainer.patience``, so a run with a shorter patience
 is the recorded run cut at the epoch where that patience runs out.  For each patience it gives
 the dev LAS lost against the run's best (mean and worst over the finished runs) and the share
-of the epochs it would have trained.
+of the epochs it would have trained.  A third asks the same of ``trainer.max_lr_decays``
+(:func:`fewer_decays`): a run allowed ``k`` decays of its learning rate is the recorded run
+cut at the plateau where it would have decayed for the ``k + 1``-th time, exact for the same
+reason (runs that recorded no decays, from before the decay existed, are left out).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,10 +50,18 @@ class Curve:
     model: str
     seed: str
     las: list[float] = field(default_factory=list)
+    decayed: list[bool] = field(default_factory=list)
+    """Whether the learning rate decayed after each epoch (empty for runs from before the
+    decay was recorded)."""
     best_epoch: int | None = None
     stopped: str | None = None
     """The trainer's reason (``patience: ...``, ``max_epochs (...) reached``, ...); None while
     the run is still training or was cut off."""
+
+    @property
+    def records_decays(self) -> bool:
+        """Whether every epoch recorded its decay, and the rate decayed at all."""
+        return len(self.decayed) == len(self.las) and any(self.decayed)
 
     @property
     def converged(self) -> bool:
@@ -71,6 +82,8 @@ def read_curve(metrics: Path, runs: Path) -> Curve:
             continue
         if "epoch" in record and "dev" in record and "split" not in record:
             curve.las.append(record["dev"]["las"])
+            if "lr_decayed" in record:
+                curve.decayed.append(record["lr_decayed"])
         elif "stopped" in record:
             curve.stopped, curve.best_epoch = record["stopped"], record.get("best_epoch")
     return curve
@@ -97,10 +110,11 @@ def table_markdown(curves: Sequence[Curve]) -> str:
 
 
 @dataclass(frozen=True)
-class PatienceCost:
-    """What stopping with ``patience`` would have cost the finished runs."""
+class StopCost:
+    """What a stopping rule with ``setting`` (a patience, or a number of decays) would have
+    cost the finished runs."""
 
-    patience: int
+    setting: int
     mean_loss: float
     """Mean over runs of best dev LAS minus the best dev LAS seen before stopping."""
     worst_loss: float
@@ -123,34 +137,57 @@ def stop_epoch(las: Sequence[float], patience: int) -> int:
     return len(las)
 
 
-def shorter_patience(curves: Sequence[Curve], patience: int) -> PatienceCost:
+def decay_stop_epoch(decayed: Sequence[bool], decays: int) -> int:
+    """How many epochs a run whose learning rate decayed after the epochs marked in
+    ``decayed`` trains when it may decay ``decays`` times: it stops at the plateau that would
+    have been its ``decays + 1``-th decay (the trainer's ``max_lr_decays``), or at the end of
+    the record."""
+    marked = [epoch for epoch, decays_there in enumerate(decayed, 1) if decays_there]
+    return marked[decays] if len(marked) > decays else len(decayed)
+
+
+def stop_cost(curves: Sequence[Curve], setting: int, stop: Callable[[Curve], int]) -> StopCost:
+    """The cost of cutting each of ``curves`` after ``stop(curve)`` epochs."""
+    losses, trained = [], 0
+    for c in curves:
+        epochs = stop(c)
+        losses.append(max(c.las) - max(c.las[:epochs]))
+        trained += epochs
+    return StopCost(
+        setting,
+        sum(losses) / len(losses),
+        max(losses),
+        sum(loss > 0.1 for loss in losses),
+        trained / sum(len(c.las) for c in curves),
+    )
+
+
+def shorter_patience(curves: Sequence[Curve], patience: int) -> StopCost:
     """The cost of ``patience`` over the runs stopped by patience (see the module docstring)."""
     done = [c for c in curves if c.converged]
     if not done:
         raise ValueError("no run stopped by patience")
-    losses, trained = [], 0
-    for c in done:
-        stop = stop_epoch(c.las, patience)
-        losses.append(max(c.las) - max(c.las[:stop]))
-        trained += stop
-    return PatienceCost(
-        patience,
-        sum(losses) / len(losses),
-        max(losses),
-        sum(loss > 0.1 for loss in losses),
-        trained / sum(len(c.las) for c in done),
-    )
+    return stop_cost(done, patience, lambda c: stop_epoch(c.las, patience))
 
 
-def patience_markdown(costs: Sequence[PatienceCost], runs: int) -> str:
+def fewer_decays(curves: Sequence[Curve], decays: int) -> StopCost:
+    """The cost of ``trainer.max_lr_decays=decays`` over the runs stopped by patience that
+    recorded their decays (see the module docstring)."""
+    done = [c for c in curves if c.converged and c.records_decays]
+    if not done:
+        raise ValueError("no run stopped by patience recorded its learning-rate decays")
+    return stop_cost(done, decays, lambda c: decay_stop_epoch(c.decayed, decays))
+
+
+def cost_markdown(costs: Sequence[StopCost], runs: int, setting: str) -> str:
     lines = [
-        f"| patience | dev LAS lost, mean | worst | runs losing > 0.1 (of {runs}) "
+        f"| {setting} | dev LAS lost, mean | worst | runs losing > 0.1 (of {runs}) "
         "| epochs trained |",
         "| ---: | ---: | ---: | ---: | ---: |",
     ]
     lines += [
-        f"| {c.patience} | {c.mean_loss:.2f} | {c.worst_loss:.2f} | {c.runs_losing} "
-        f"| {100 * c.epoch_share:.0f}% |"
+        f"| {c.setting} | {c.mean_loss:.3f} | {c.worst_loss:.2f} | {c.runs_losing} "
+        f"| {100 * c.epoch_share:.1f}% |"
         for c in costs
     ]
     return "\n".join(lines) + "\n"
@@ -213,7 +250,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         had = min(len(c.las) - (c.best_epoch or 0) for c in done if c.converged)
         costs = [shorter_patience(curves, p) for p in range(1, had + 1)]
         print("\nA shorter patience: the same runs cut where it runs out")
-        print(patience_markdown(costs, converged))
+        print(cost_markdown(costs, converged, "patience"))
+        decaying = [c for c in curves if c.converged and c.records_decays]
+        if decaying:
+            most = max(sum(c.decayed) for c in decaying)
+            costs = [fewer_decays(curves, k) for k in range(1, most + 1)]
+            print("\nFewer learning-rate decays: the same runs cut at the plateau after the last")
+            print(cost_markdown(costs, len(decaying), "max_lr_decays"))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(curves, args.out)
     print(f"saved {args.out}", file=sys.stderr)

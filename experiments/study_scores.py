@@ -185,6 +185,8 @@ def recipe_text(recipe: dict | None) -> str | None:
     if arc_loss:
         arcs = f", arc loss {arc_loss:g} ({recipe.get('arc_hidden') or 256} units)"
         arcs += f", arc term {recipe.get('arc_decoding_weight') or 0:g}"
+    if recipe["lr_decay"] < 1 and recipe.get("max_lr_decays") is not None:
+        decay += f" (at most {recipe['max_lr_decays']} times)"
     return (
         f"lr {recipe['lr']:g}{decay}, batch {recipe['batch_tokens']} words, "
         f"patience {recipe['patience']}" + arcs

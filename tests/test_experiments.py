@@ -573,6 +573,7 @@ def test_accuracy_study_quick_trains_parses_and_resumes(
         assert (scores["system"], scores["epochs"], scores["best_epoch"]) == (system, 1, 1)
         assert (scores["model"], scores["test_input"]) == ("default", "untagged")
         quick = {"batch_tokens": 500, "lr": 0.004, "lr_decay": 0.5, "lr_patience": 3}
+        quick["max_lr_decays"] = 5
         arcs = {"arc_loss_weight": 1.0, "arc_hidden": 128, "arc_decoding_weight": 0.75}
         assert scores["recipe"] == {**quick, "patience": 2, **arcs}
         assert scores["decoding_arc_weight"] == 0.75  # both systems decode with the term
@@ -669,9 +670,16 @@ def test_headline_scores_untagged_and_tagged_input_and_times_parsing(tmp_path: P
 def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, capsys) -> None:
     from experiments import convergence
 
-    def run(path: Path, las: list[float], stopped: dict | None, cut: bool = False) -> None:
+    def run(
+        path: Path, las: list[float], stopped: dict | None, cut: bool = False, decayed=None
+    ) -> None:
         path.mkdir(parents=True)
         lines = [json.dumps({"epoch": k + 1, "dev": {"las": v}}) for k, v in enumerate(las)]
+        if decayed:
+            lines = [
+                json.dumps({"epoch": k + 1, "dev": {"las": v}, "lr_decayed": d})
+                for k, (v, d) in enumerate(zip(las, decayed, strict=True))
+            ]
         lines += [json.dumps({"split": "test", "epoch": 2, "las": 1.0})]
         lines += [json.dumps(stopped)] if stopped else []
         text = "\n".join(lines) + ("\n" + '{"epoch": 9, "dev' if cut else "\n")
@@ -684,7 +692,9 @@ def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, ca
     })  # fmt: skip
     run(tmp_path / "el" / "arc_eager" / "seed2", [40.0], None, cut=True)
     late = {"stopped": "patience: no better dev LAS for 2 epochs", "best_epoch": 4}
-    run(tmp_path / "hu" / "arc_eager" / "seed1", [50.0, 55.0, 54.0, 60.0, 59.0, 58.0], late)
+    decays = [False, False, True, False, True, False]  # after epochs 3 and 5
+    run(tmp_path / "hu" / "arc_eager" / "seed1", [50.0, 55.0, 54.0, 60.0, 59.0, 58.0], late,
+        decayed=decays)  # fmt: skip
     curves = {(c.data, c.system, c.model): c for c in convergence.read_curves(tmp_path)}
     swap = curves[("hu", "swap", "default")]
     assert (swap.las, swap.best_epoch, swap.converged) == ([50.0, 60.0, 59.0, 58.0], 2, True)
@@ -699,9 +709,15 @@ def test_convergence_reads_every_run_and_says_which_converged(tmp_path: Path, ca
     assert "| el | arc_eager | default | 2 | 1 | – | 40.00 | still training |" in out
     # Patience 1 stops both converged runs after epoch 3: swap loses nothing (its best, 60,
     # came at epoch 2), arc-eager loses 60 - 55; 6 of their 10 epochs trained.
-    assert "| 1 | 2.50 | 5.00 | 1 | 60% |" in out
-    assert "| 2 | 0.00 | 0.00 | 0 | 100% |" in out  # the patience they had
+    assert "| 1 | 2.500 | 5.00 | 1 | 60.0% |" in out
+    assert "| 2 | 0.000 | 0.00 | 0 | 100.0% |" in out  # the patience they had
     assert [convergence.stop_epoch([1.0, 2.0, 2.0, 2.0], p) for p in (1, 2, 3)] == [3, 4, 4]
+    # One decay allowed: arc-eager (the one run that recorded its decays) stops at the
+    # plateau of epoch 5, after its best: nothing lost, 5 of its 6 epochs trained.
+    assert "| max_lr_decays | dev LAS lost, mean | worst | runs losing > 0.1 (of 1) |" in out
+    assert "| 1 | 0.000 | 0.00 | 0 | 83.3% |" in out
+    marks = [False, True, False, True]
+    assert [convergence.decay_stop_epoch(marks, k) for k in (0, 1, 2)] == [2, 4, 4]
     assert convergence.main(["--runs", str(tmp_path / "none"), "--out", str(png)]) == 1
 
 

@@ -603,6 +603,41 @@ def test_learning_rate_decays_on_a_plateau_and_resumes_decayed(tmp_path: Path) -
             prepare(bad)
 
 
+def test_a_plateau_at_the_lowest_learning_rate_ends_the_run(tmp_path: Path) -> None:
+    """After ``max_lr_decays`` decays the next plateau of ``lr_patience`` epochs ends the run
+    (long before ``patience``), and a resumed run counts the decays made before it."""
+    corpus = make_corpus(8, seed=12)
+    settings = {"max_epochs": 20, "patience": 50, "lr": 1e-9, "lr_decay": 0.5, "lr_patience": 2}
+    cfg = tiny_config(tmp_path, corpus, **settings, max_lr_decays=2)
+    result = train(cfg, tmp_path / "straight")
+    # Dev LAS is the same every epoch: plateaus end at epochs 3 and 5 (decays), then 7 (stop).
+    assert [r["lr_decayed"] for r in result.history] == [
+        False,
+        False,
+        True,
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert result.history[-1]["lr"] == pytest.approx(2.5e-10)
+    stopped = json.loads((tmp_path / "straight" / METRICS_NAME).read_text().splitlines()[-1])
+    assert stopped["limit"] == "max_lr_decays" and stopped["epochs"] == 7
+    assert stopped["stopped"] == (
+        "patience: no better dev LAS for 6 epochs at the lowest learning rate "
+        "(2 decays: max_lr_decays)"
+    )
+    cfg.trainer.max_epochs = 4
+    train(cfg, tmp_path / "first")
+    cfg.trainer.max_epochs = 20
+    cfg.trainer.resume = str(tmp_path / "first" / LAST_NAME)
+    resumed = train(cfg, tmp_path / "resumed")
+    assert [r["epoch"] for r in resumed.history] == [5, 6, 7]
+    cfg = tiny_config(tmp_path, corpus, max_lr_decays=-1)
+    with pytest.raises(InputError, match=r"trainer\.max_lr_decays=-1"):
+        prepare(cfg)
+
+
 def test_training_flushes_denormal_numbers_to_zero(tmp_path: Path) -> None:
     """Training computes with numbers below float32's normal range as zeros (a CPU computes
     with them many times slower, and shrinking gradients make them)."""

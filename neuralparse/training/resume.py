@@ -34,6 +34,8 @@ class Progress:
     stale: int = 0
     updates: int = 0
     """Optimizer steps taken so far (of this rank)."""
+    decays: int = 0
+    """How many times the learning rate has decayed (``trainer.lr_decay``)."""
 
     def update(self, epoch: int, las: float) -> bool:
         """Record an epoch's dev LAS; True when it is the best so far."""

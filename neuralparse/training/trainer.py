@@ -16,12 +16,14 @@ oracle's (:mod:`~neuralparse.training.exploration`); the loss is in
 The loss is the transition scorer's cross-entropy plus, for a tagging model, each tagging
 head's cross-entropy over the words (weighted by ``model.<column>_loss_weight``): tagger and
 parser learn together on the shared encoder.  Training runs until dev LAS has not improved
-for ``patience`` epochs; ``max_epochs``, ``max_updates`` and ``max_time_minutes`` are budgets
+for ``patience`` epochs, or for ``lr_patience`` epochs once the learning rate has decayed
+``max_lr_decays`` times; ``max_epochs``, ``max_updates`` and ``max_time_minutes`` are budgets
 that end it earlier only when they are reached first, and the reason is logged and written to
-metrics.jsonl (a ``"stopped"`` line, whose ``"limit"`` names what ended the run: ``patience``
-or one of the budgets).  With ``trainer.average_epochs`` the dev evaluation, and so the early
-stopping, the learning-rate decay and ``checkpoint.pt``, see a moving average of the weights
-(:mod:`~neuralparse.training.averaging`) instead of the last update's.
+metrics.jsonl (a ``"stopped"`` line, whose ``"limit"`` names what ended the run: ``patience``,
+``max_lr_decays`` or one of the budgets).  With ``trainer.average_epochs`` the dev
+evaluation, and so the early stopping, the learning-rate decay and ``checkpoint.pt``, see a
+moving average of the weights (:mod:`~neuralparse.training.averaging`) instead of the last
+update's.
 
 Determinism: the model is initialised after ``torch.manual_seed(seed)``; each epoch reseeds
 the global generator (dropout) and the batch generator from ``(seed, epoch)``, so a resumed
@@ -328,6 +330,12 @@ def _train(
             if progress.stale >= trainer.patience:
                 stop, limit = True, "patience"
                 reason = f"patience: no better dev LAS for {progress.stale} epochs"
+            elif decays_now(progress, trainer) and not decayed:  # max_lr_decays reached
+                stop, limit = True, "max_lr_decays"
+                reason = (
+                    f"patience: no better dev LAS for {progress.stale} epochs at the lowest "
+                    f"learning rate ({progress.decays} decays: max_lr_decays)"
+                )
             elif trainer.max_updates is not None and progress.updates >= trainer.max_updates:
                 stop, limit = True, "max_updates"
                 reason = f"max_updates ({trainer.max_updates}) reached"
@@ -382,10 +390,16 @@ def redraw_curve(output_dir: Path) -> None:
 
 
 def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
-    """Whether the learning rate decays after this epoch: every ``lr_patience`` epochs
-    without a better dev LAS, when ``lr_decay`` is below 1."""
+    """Whether this epoch ends a plateau at which the learning rate decays: every
+    ``lr_patience`` epochs without a better dev LAS, when ``lr_decay`` is below 1.  Once the
+    rate has decayed ``max_lr_decays`` times, such a plateau ends the run instead."""
     stale = progress.stale
     return trainer.lr_decay < 1.0 and stale > 0 and stale % trainer.lr_patience == 0
+
+
+def may_decay(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
+    """Whether the learning rate has decayed fewer than ``max_lr_decays`` times."""
+    return trainer.max_lr_decays is None or progress.decays < trainer.max_lr_decays
 
 
 def scale_learning_rate(optimizer: torch.optim.Optimizer, factor: float) -> None:
@@ -445,8 +459,9 @@ def _evaluate_and_save(
         # The best model is kept without the optimizer state (resume uses last.pt), saved
         # below after last.pt: its weights are snapshot now, while they are the average.
         best = snapshot(asdict(progress)) if improved else None
-    decayed = decays_now(progress, cfg.trainer)
+    decayed = decays_now(progress, cfg.trainer) and may_decay(progress, cfg.trainer)
     if decayed:
+        progress.decays += 1
         scale_learning_rate(optimizer, cfg.trainer.lr_decay)
     record = {
         "epoch": epoch,
