@@ -248,6 +248,34 @@ def test_sentence_bilstm_groups_by_length_keep_every_row() -> None:
         torch.testing.assert_close(grouped[words], at_once[words], atol=1e-6, rtol=1e-5)
 
 
+def test_character_gradients_are_the_same_every_time_on_two_threads() -> None:
+    """Training on two CPU threads is reproducible: the words' character vectors are looked
+    up, and the lookup's backward adds the gradients of a form's words in a fixed order
+    (indexing's backward did not, and two runs of one seed parted after an epoch)."""
+    config = dataclasses.replace(SMALL, char_model="bilstm", char_out=128)
+    corpus = make_corpus(150, seed=5, min_words=6, max_words=14)  # forms recur
+    vocabs = vocabularies_for(corpus, dataclasses.replace(config, min_word_count=1))
+    torch.manual_seed(0)
+    model = ParserModel(vocabs, config, n_features=4, n_actions=7).train()
+    batch = EncodedCorpus.build(corpus, vocabs).batch(torch.arange(len(corpus)))
+    # A different gradient at every word: equal ones would sum alike in any order.
+    weights = torch.randn(*batch.form_ids.shape, config.char_out)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        gradients = []
+        for _ in range(4):
+            model.zero_grad(set_to_none=True)
+            vectors = model.encoder.word_vectors(batch)[..., -config.char_out :]
+            (vectors * weights).square().sum().backward()
+            gradients.append([p.grad.clone() for p in model.encoder.chars.parameters()])
+    finally:
+        torch.set_num_threads(threads)
+    for repeated in gradients[1:]:
+        for first, again in zip(gradients[0], repeated, strict=True):
+            assert torch.equal(first, again)
+
+
 @pytest.mark.parametrize("char_model", ["cnn", "bilstm"])
 def test_unknown_words_still_get_character_vectors(char_model: str) -> None:
     model, encoded = _model(config=dataclasses.replace(SMALL, char_model=char_model))

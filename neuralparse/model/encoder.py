@@ -321,8 +321,11 @@ class Encoder(nn.Module):
         if self.chars is not None:
             if batch.form_ids is None or (batch.chars is None and batch.char_vectors is None):
                 raise ValueError("the model uses characters but the batch has none")
-            vectors = batch.char_vectors
-            parts.append((self.chars(batch.chars) if vectors is None else vectors)[batch.form_ids])
+            vectors = self.chars(batch.chars) if batch.char_vectors is None else batch.char_vectors
+            # A lookup, not indexing: indexing's backward sums a form's gradients over its
+            # words in an order that varies between runs on more than one CPU thread, which
+            # made two-thread training irreproducible; the embedding's backward does not.
+            parts.append(F.embedding(batch.form_ids, vectors))
         for embed, values, name in (
             (self.upos, batch.upos, "UPOS"),
             (self.xpos, batch.xpos, "XPOS"),
