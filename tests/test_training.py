@@ -611,15 +611,8 @@ def test_a_plateau_at_the_lowest_learning_rate_ends_the_run(tmp_path: Path) -> N
     cfg = tiny_config(tmp_path, corpus, **settings, max_lr_decays=2)
     result = train(cfg, tmp_path / "straight")
     # Dev LAS is the same every epoch: plateaus end at epochs 3 and 5 (decays), then 7 (stop).
-    assert [r["lr_decayed"] for r in result.history] == [
-        False,
-        False,
-        True,
-        False,
-        True,
-        False,
-        False,
-    ]
+    decayed = [r["lr_decayed"] for r in result.history]
+    assert decayed == [False, False, True, False, True, False, False]
     assert result.history[-1]["lr"] == pytest.approx(2.5e-10)
     stopped = json.loads((tmp_path / "straight" / METRICS_NAME).read_text().splitlines()[-1])
     assert stopped["limit"] == "max_lr_decays" and stopped["epochs"] == 7

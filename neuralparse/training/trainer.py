@@ -330,7 +330,7 @@ def _train(
             if progress.stale >= trainer.patience:
                 stop, limit = True, "patience"
                 reason = f"patience: no better dev LAS for {progress.stale} epochs"
-            elif decays_now(progress, trainer) and not decayed:  # max_lr_decays reached
+            elif decays_now(progress, trainer) and not decayed:  # a plateau past max_lr_decays
                 stop, limit = True, "max_lr_decays"
                 reason = (
                     f"patience: no better dev LAS for {progress.stale} epochs at the lowest "
