@@ -330,7 +330,7 @@ def _train(
             if progress.stale >= trainer.patience:
                 stop, limit = True, "patience"
                 reason = f"patience: no better dev LAS for {progress.stale} epochs"
-            elif decays_now(progress, trainer) and not decayed:  # a plateau past max_lr_decays
+            elif ends_plateau(progress, trainer) and not decayed:  # max_lr_decays reached
                 stop, limit = True, "max_lr_decays"
                 reason = (
                     f"patience: no better dev LAS for {progress.stale} epochs at the lowest "
@@ -389,10 +389,10 @@ def redraw_curve(output_dir: Path) -> None:
         log.warning("could not draw %s: %s", output_dir / CURVE_NAME, error)
 
 
-def decays_now(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
-    """Whether this epoch ends a plateau at which the learning rate decays: every
-    ``lr_patience`` epochs without a better dev LAS, when ``lr_decay`` is below 1.  Once the
-    rate has decayed ``max_lr_decays`` times, such a plateau ends the run instead."""
+def ends_plateau(progress: Progress, trainer: TrainerConfig | DictConfig) -> bool:
+    """Whether this epoch ends a plateau: ``lr_patience`` epochs (or a multiple) without a
+    better dev LAS, when ``lr_decay`` is below 1.  The learning rate decays there while
+    :func:`may_decay`; after that such a plateau ends the run."""
     stale = progress.stale
     return trainer.lr_decay < 1.0 and stale > 0 and stale % trainer.lr_patience == 0
 
@@ -459,7 +459,7 @@ def _evaluate_and_save(
         # The best model is kept without the optimizer state (resume uses last.pt), saved
         # below after last.pt: its weights are snapshot now, while they are the average.
         best = snapshot(asdict(progress)) if improved else None
-    decayed = decays_now(progress, cfg.trainer) and may_decay(progress, cfg.trainer)
+    decayed = ends_plateau(progress, cfg.trainer) and may_decay(progress, cfg.trainer)
     if decayed:
         progress.decays += 1
         scale_learning_rate(optimizer, cfg.trainer.lr_decay)
