@@ -21,6 +21,7 @@ from experiments import (
     accuracy_table,
     running_time,
     seed_claims,
+    study_headline,
     tag_coverage,
     tree_coverage,
 )
@@ -804,3 +805,32 @@ def test_recipe_table_pairs_the_study_and_the_recipe_runs_by_seed(
     assert result["recipe"] == list(module.RECIPE.overrides)
     assert result["means"]["hu_szeged"]["test_las_difference"] == pytest.approx(1.5)
     assert result["means"]["hu_szeged"][f"{label}_minutes"] == pytest.approx(1.0)
+
+
+def test_study_headline_averages_the_seeds_and_sets_the_gold_tag_model_beside_them(
+    tmp_path: Path,
+) -> None:
+    def run(path: Path, las: float, upos: float | None, best: int, model: str) -> None:
+        path.mkdir(parents=True)
+        scores = {"las": las, "upos": upos, "ufeats": None if upos is None else upos - 5}
+        meta = {"treebank": "UD_Greek-GDT", "system": "arc_eager", "model": model,
+                "best_epoch": best, "epochs": best + 10, "test_input": "untagged",
+                "modes": {"greedy": {"scores": scores}}}  # fmt: skip
+        (path / "scores.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    runs = tmp_path / "runs"
+    run(runs / "el_gdt/arc_eager/seed1", 86.0, 96.0, 40, "default")
+    run(runs / "el_gdt/arc_eager/seed2", 87.0, 97.0, 50, "default")
+    run(runs / "el_gdt/arc_eager/seed3", 88.5, 98.0, 60, "default")
+    run(runs / "el_gdt/arc_eager/gold_tags/seed1", 91.0, None, 30, "gold_tags")
+    run(runs / "el_gdt/swap/seed1", 10.0, 10.0, 5, "default")  # another system: not read
+    out = tmp_path / "out"
+    assert study_headline.main(["--runs", str(runs), "--out", str(out)]) == 0
+    (row,) = json.loads((out / "headline.json").read_text(encoding="utf-8"))["rows"]
+    assert (row["las"], row["las_min"], row["las_max"]) == (87.17, 86.0, 88.5)
+    assert (row["upos"], row["ufeats"]) == (97.0, 92.0)
+    assert (row["gold_tags_las"], row["gap"]) == (91.0, 3.83)
+    assert row["best_epochs"] == [40, 50, 60] and row["epochs"] == [50, 60, 70]
+    table = (out / "headline.md").read_text(encoding="utf-8")
+    assert "| Greek-GDT | 87.17 (86.00–88.50) | 97.00 | 92.00 | 91.00 | 3.83 |" in table
+    assert study_headline.main(["--runs", str(runs), "--system", "planar"]) == 1
