@@ -306,9 +306,9 @@ class TrainerConfig:
     it is safe on a machine that other programs use, and a run's arithmetic does not depend on
     the machine's core count.  On free cores 2 threads train an epoch about 1.5 times faster
     (train.py leaves OpenMP's threads spinning between parallel regions on the CPU,
-    :mod:`neuralparse.runtime.openmp`); with one busy process beside them they took 2.3 times
-    one thread's time, and there ``OMP_WAIT_POLICY=PASSIVE`` brings them back to about one
-    thread's."""
+    :mod:`neuralparse.runtime.openmp`); beside one busy process spinning threads took 2.3 to 16
+    times one thread's time, so train.py lets them sleep (``OMP_WAIT_POLICY=PASSIVE``, about one
+    thread's time) where it finds the cores busy when it starts."""
     device: str = "auto"
     """auto (CUDA when available, as predict.py and Parser.load), cpu, cuda or cuda:N."""
     max_time_minutes: float | None = None

@@ -460,3 +460,50 @@ def test_memory_benchmark_writes_its_table_and_json(tmp_path: Path) -> None:
     assert run["sentences"] == 70 and run["peak_rss_mb"] > 0 and len(run["rss_timeline_mb"]) == 10
     words = [len(s) for s in corpus]
     assert run["words"] == 2 * sum(words) + sum(words[::3])  # twice, then spread over it
+
+
+def test_busy_cores_reads_the_share_of_cpu_time_not_idle() -> None:
+    stats = iter(
+        [
+            "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3 4\n",
+            "cpu  200 0 150 750 150 0 0 0 0 0\ncpu0 1 2 3 4\n",  # 150 of 250 ticks busy
+        ]
+    )
+    assert openmp.cpu_times("cpu  1 2 3 4 5 6 7 8 0 0\n") == (1 + 2 + 3 + 6 + 7 + 8, 36)
+    busy = openmp.busy_cores(read=lambda: next(stats), sleep=lambda seconds: None, cores=2)
+    assert busy == pytest.approx(1.2)
+
+    def unreadable() -> str:
+        raise OSError("no /proc here")
+
+    assert openmp.busy_cores(read=unreadable, sleep=lambda seconds: None) is None
+
+
+@pytest.mark.parametrize(
+    ("threads", "busy", "sleeps"),
+    [
+        (2, 1.0, True),  # one of two cores taken: two threads would spin against it
+        (2, 0.3, False),  # a background program's fraction of a core
+        (2, None, False),  # not Linux: nothing measured, nothing changed
+        (None, 1.0, True),  # torch's default, a thread a core
+        (1, 2.0, False),  # one thread waits for no other (and nothing is measured)
+    ],
+)
+def test_openmp_threads_sleep_where_other_programs_keep_the_cores_busy(
+    monkeypatch: pytest.MonkeyPatch, threads: int | None, busy: float | None, sleeps: bool
+) -> None:
+    monkeypatch.setattr(openmp.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(openmp, "gpu_driver_present", lambda: False)
+    measured = []
+
+    def busy_cores() -> float | None:
+        measured.append(busy)
+        return busy
+
+    environ = {"WORLD_SIZE": "1"}
+    assert openmp.choose_waiting("cpu", environ, threads, busy_cores) is sleeps
+    assert environ.get(openmp.WAIT_POLICY) == ("PASSIVE" if sleeps else None)
+    assert measured == ([] if threads == 1 else [busy])
+    environ = {openmp.WAIT_POLICY: "ACTIVE"}  # the user's choice is kept
+    assert openmp.choose_waiting("cpu", environ, threads, busy_cores) is False
+    assert environ[openmp.WAIT_POLICY] == "ACTIVE"

@@ -39,7 +39,7 @@ from neuralparse.config import SearchConfig, check_known_keys
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
 from neuralparse.runtime.interrupts import interruptions_held
 from neuralparse.runtime.memory import bound_native_heap, bound_primitive_cache
-from neuralparse.runtime.openmp import choose_waiting
+from neuralparse.runtime.openmp import SLEEPING, choose_waiting
 
 # Before torch is imported (in main): resident memory bounded by the chunk size, not by the
 # length of the input (neuralparse.runtime.memory).
@@ -124,7 +124,8 @@ def main(cfg: DictConfig) -> None:
         level=logging.INFO, stream=sys.stderr, format="[%(asctime)s][%(name)s] %(message)s"
     )
     exit_on_sigterm()
-    choose_waiting(str(cfg.device))  # before torch loads OpenMP
+    if choose_waiting(str(cfg.device), threads=cfg.threads):  # before torch loads OpenMP
+        log.info(SLEEPING)
     with interruptions_held():  # an import cut short half-way would fail with its own error
         import torch
 

@@ -17,6 +17,7 @@ in place and no temporary files, and ``trainer.resume=DIR/last.pt`` goes on from
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -27,12 +28,14 @@ from omegaconf import DictConfig, OmegaConf
 from neuralparse.config import TrainConfig, check_known_keys, register_configs
 from neuralparse.runtime.cli import exit_on_sigterm, run_hydra, run_program, user_errors
 from neuralparse.runtime.interrupts import interruptions_held
-from neuralparse.runtime.openmp import choose_waiting
+from neuralparse.runtime.openmp import SLEEPING, choose_waiting
 
 
 @hydra.main(version_base="1.3", config_path="pkg://neuralparse.conf", config_name="config")
 def main(cfg: DictConfig) -> None:
-    choose_waiting(str(cfg.trainer.device))  # before torch loads OpenMP (TrainerConfig.threads)
+    # Before torch loads OpenMP (TrainerConfig.threads).
+    if choose_waiting(str(cfg.trainer.device), threads=cfg.trainer.threads):
+        logging.getLogger("neuralparse.train").info(SLEEPING)
     exit_on_sigterm()
     with interruptions_held():  # an import cut short half-way would fail with its own error
         from neuralparse.training.corpus_study import corpus_study
