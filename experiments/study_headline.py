@@ -26,6 +26,7 @@ from pathlib import Path
 
 from experiments.report import write_results
 from experiments.runs import DATA_KEYS, ROOT
+from experiments.study_scores import rounded
 
 RUNS = ROOT / "experiments" / "study_runs_arc_scorer"
 OUT = ROOT / "experiments" / "results" / "converged_arc_scorer"
@@ -40,7 +41,7 @@ def greedy_scores(path: Path) -> dict:
 
 def mean(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
-    return round(statistics.fmean(present), 2) if present else None
+    return rounded(statistics.fmean(present)) if present else None
 
 
 def headline_rows(runs: Path, system: str) -> list[dict[str, object]]:
@@ -65,8 +66,8 @@ def headline_rows(runs: Path, system: str) -> list[dict[str, object]]:
             "seeds": len(seeds),
             "test_input": sorted({str(s.get("test_input")) for s in seeds}),
             "las": mean(las),
-            "las_min": round(min(las), 2),
-            "las_max": round(max(las), 2),
+            "las_min": rounded(min(las)),
+            "las_max": rounded(max(las)),
             **{key: mean([s[key] for s in seeds]) for key in TAGS},
             "best_epochs": [s["best_epoch"] for s in seeds],
             "epochs": [s["epochs"] for s in seeds],
@@ -74,7 +75,7 @@ def headline_rows(runs: Path, system: str) -> list[dict[str, object]]:
             "gold_tags_las": mean([g["las"] for g in gold]),
         }
         gold_las = row["gold_tags_las"]
-        row["gap"] = None if gold_las is None else round(gold_las - row["las"], 2)
+        row["gap"] = None if gold_las is None else rounded(gold_las - row["las"])
         rows.append(row)
     return rows
 
