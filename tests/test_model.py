@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from neuralparse.config import TAG_INPUTS, ModelConfig
+from neuralparse.config import TAG_INPUTS, ModelConfig, preset_model_config
 from neuralparse.errors import InputError
 from neuralparse.model import (
     PAD_INDEX,
@@ -174,6 +174,24 @@ def test_best_tags_never_predict_padding_or_unknown() -> None:
     _, tag_scores = model.encode_and_tag(encoded.batch(torch.arange(3)))
     tag_scores["upos"][..., :2] = 1e9  # padding and unknown score highest
     assert (model.best_tags(tag_scores)["upos"] >= 2).all()
+
+
+@pytest.mark.parametrize(
+    ("preset", "changed"),
+    [
+        ("gold_tags", {"tag_input"}),
+        ("glove_en", {"pretrained_vectors"}),
+        ("contextual_en", {"contextual", "contextual_layers"}),
+        ("rich_morphology", {"char_out", "feats_head"}),
+    ],
+)
+def test_model_presets_are_the_default_with_their_own_settings_changed(
+    preset: str, changed: set[str]
+) -> None:
+    # A preset measured as "the default plus X" must follow the default when it changes.
+    default = dataclasses.asdict(preset_model_config("default"))
+    settings = dataclasses.asdict(preset_model_config(preset))
+    assert {key for key in default if settings[key] != default[key]} == changed
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ depend on the input's tags, gold-tag models refused or warned about, old checkpo
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -10,12 +11,14 @@ import pytest
 import torch
 
 from neuralparse import Parser
+from neuralparse.config import preset_model_config
 from neuralparse.errors import InputError
 from neuralparse.evaluation import predicted_tag_scores_only
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.model.encoder import FeatsPairsHead
 from neuralparse.model.vocab import Vocabulary
 from neuralparse.runtime.checkpoint import load_checkpoint, save_checkpoint
+from neuralparse.training.preparation import feats_strings_per_1000_words, rich_morphology_hint
 from neuralparse.training.trainer import train
 from tests.parser_fixtures import UPOS, make_corpus, write_corpus
 from tests.test_predict import RICH_CONLLU, predict
@@ -222,3 +225,23 @@ def test_a_model_with_the_pairs_feats_head_tags_and_loads_from_its_checkpoint(
     assert parser.dev_metrics["ufeats"] >= 90
     (parsed,) = parser.parse(["w3 w17 w42 w8"])
     assert set(parsed.feats) <= {"Number=Sing", "_"}
+
+
+def test_many_feats_strings_per_word_suggest_the_rich_morphology_preset() -> None:
+    def sentence(feats: list[str]) -> Sentence:
+        return Sentence.from_words([f"w{i}" for i in range(len(feats))], feats=feats)
+
+    # 3 distinct non-empty strings in 200 words: 15 per 1,000 words ("_" is no string).
+    rich = [sentence(["Case=Nom", "Case=Acc", "_", "Case=Nom|Number=Plur"] + ["_"] * 96)] * 2
+    # 1 string in 200 words: 5 per 1,000, under the threshold of 10.
+    poor = [sentence(["Number=Sing"] * 100)] * 2
+    assert feats_strings_per_1000_words(rich) == 15.0
+    assert feats_strings_per_1000_words(poor) == 5.0
+    assert feats_strings_per_1000_words([]) == 0.0
+    default = preset_model_config("default")
+    hint = rich_morphology_hint(rich, default)
+    assert hint is not None and "15.0" in hint and "model=rich_morphology" in hint
+    assert rich_morphology_hint(poor, default) is None
+    # No hint where the model already shares FEATS weights, reads gold tags or has no FEATS head.
+    for changes in ({"feats_head": "pairs"}, {"tag_input": "gold"}, {"feats_loss_weight": 0.0}):
+        assert rich_morphology_hint(rich, dataclasses.replace(default, **changes)) is None
