@@ -7,18 +7,18 @@ line: CoNLL 2018, the test file as distributed (gold UPOS/XPOS/FEATS, which thes
     python docs/measurements/cpu-session62/gold_char.py
 """
 
-import json
 from pathlib import Path
+
+from morph_rich import signed, test_scores  # the script beside this one
 
 HERE = Path(__file__).resolve().parent / "gold_tags"
 NAMES = {"got": "Gothic-PROIEL", "hu": "Hungarian-Szeged", "tr": "Turkish-IMST"}
 
 
-def summary(run: Path) -> str:
-    lines = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    stopped = next(r for r in lines if "stopped" in r)
-    test = next(r for r in lines if r.get("split") == "test")
-    return f"{stopped['best_epoch']} / {stopped['epochs']}, {test['las']:.2f}", test["las"]
+def summary(run: Path) -> tuple[str, float]:
+    """The run's table cell (best / last epoch, test LAS) and its test LAS."""
+    scores = test_scores(run)
+    return f"{scores['best']} / {scores['last']}, {scores['las']:.2f}", scores["las"]
 
 
 def main() -> None:
@@ -32,7 +32,7 @@ def main() -> None:
         if not (wider / "metrics.jsonl").exists():
             continue
         (base, base_las), (other, other_las) = summary(run), summary(wider)
-        delta = f"{other_las - base_las:+.2f}".replace("-", "−")
+        delta = signed(other_las - base_las)
         print(f"| {NAMES[treebank]} | {seed[1:]} | {base} | {other} | {delta} |")
 
 
