@@ -4,17 +4,20 @@ official CoNLL 2018 scorer (``udtools.udeval``); the same model on the gold word
 
     python -m experiments.raw_text --checkpoint outputs/make_train/checkpoint.pt
         [--treebank UD_English-EWT] [--split test] [--lang en] [--threads 1]
-        [--work outputs/raw_text] [--out experiments/results]
+        [--work outputs/raw_text] [--out experiments/results] [--name raw_text]
 
 The raw text is made of the ``# text`` comments of the gold file: a paragraph starts at each
 ``# newdoc`` or ``# newpar``, its sentences are joined by single spaces and paragraphs are
 separated by blank lines (``WORK/raw.txt``, outside the project).  The tokenizer's language is
-``--lang``, else the checkpoint's (:func:`neuralparse.io.raw.resolve_language`).  The reference
-row parses the gold sentences' words (no multiword tokens, no tags, no lemmas) with the same
-model.  Scores are F1 percentages of the official script: Tokens, Sentences and Words measure
-the segmentation; UPOS, XPOS, UFeats, AllTags are the model's own tags; BLEX (and Lemmas) count
-lemmas, which neuralparse does not predict, so they stay near zero.  Results go to
-``OUT/raw_text.{md,json}`` and the parsed files to ``WORK``.
+``--lang``, else the checkpoint's (:func:`neuralparse.io.raw.resolve_language`).  The raw
+text is parsed twice: with each token one word (``multiword_tokens=False``), and as
+``predict.py`` parses it, the forms that the model's training treebank writes as multiword
+tokens split into their words (:mod:`neuralparse.io.multiword`).  The reference row parses the
+gold sentences' words (no tags, no lemmas) with the same model, written under the gold file's
+own multiword tokens.  Scores are F1 percentages of the official script: Tokens, Sentences
+and Words measure the segmentation; UPOS, XPOS, UFeats, AllTags are the model's own tags;
+BLEX (and Lemmas) count lemmas, which neuralparse does not predict, so they stay near zero.
+Results go to ``OUT/NAME.{md,json}`` and the parsed files to ``WORK``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import torch
 
 from neuralparse import Parser
 from neuralparse.datasets import treebank_paths
-from neuralparse.io import iter_conllu, read_conllu, write_conllu
+from neuralparse.io import Sentence, iter_conllu, parse_conllu_text, read_conllu, write_conllu
 from neuralparse.io.raw import resolve_language
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,6 +70,18 @@ def official_scores(gold: Path, predicted: Path) -> dict[str, float]:
     return {name: round(100 * scores[name].f1, 2) for name in METRICS}
 
 
+def without_lemmas(sentence: Sentence) -> Sentence:
+    """``sentence`` with LEMMA ``_`` on every word line (re-read from its CoNLL-U)."""
+    lines = []
+    for line in sentence.to_conllu().splitlines(keepends=True):
+        cells = line.split("\t")
+        if len(cells) == 10 and cells[0].isdigit():
+            cells[2] = "_"
+        lines.append("\t".join(cells))
+    (blanked,) = parse_conllu_text("".join(lines), check_tree=False)
+    return blanked
+
+
 def markdown(rows: list[dict[str, Any]], header: str) -> str:
     lines = [
         header,
@@ -90,6 +105,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--work", type=Path, default=ROOT / "outputs" / "raw_text")
     parser.add_argument("--out", type=Path, default=ROOT / "experiments" / "results")
+    parser.add_argument("--name", default="raw_text", help="file name of the results")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     torch.set_num_threads(args.threads)
@@ -103,22 +119,40 @@ def main() -> None:
     lang = resolve_language(args.lang, model.config)
 
     rows = []
-    start = time.perf_counter()
-    predicted = args.work / "raw.conllu"
-    report = model.parse_file(raw_path, predicted, input_format="raw", lang=lang)
-    rows.append(
-        {
-            "input": f"raw text (spaCy {lang!r} tokenizer + sentencizer)",
-            "sentences": report.sentences,
-            "words": report.words,
-            "seconds": round(time.perf_counter() - start, 1),
-            "scores": official_scores(gold, predicted),
-        }
-    )
+    tokenizer = f"spaCy {lang!r} tokenizer + sentencizer"
+    forms = len(model.loaded.multiwords)
+    for split, label in (
+        (False, f"raw text ({tokenizer}), every token one word"),
+        (True, f"raw text ({tokenizer}), multiword tokens split ({forms} forms)"),
+    ):
+        start = time.perf_counter()
+        predicted = args.work / ("raw.conllu" if split else "raw_unsplit.conllu")
+        report = model.parse_file(
+            raw_path, predicted, input_format="raw", lang=lang, multiword_tokens=split
+        )
+        rows.append(
+            {
+                "input": label,
+                "multiword_tokens": split,
+                "sentences": report.sentences,
+                "words": report.words,
+                "seconds": round(time.perf_counter() - start, 1),
+                "scores": official_scores(gold, predicted),
+            }
+        )
     start = time.perf_counter()
     reference = args.work / "gold_words.conllu"
-    parsed = model.parse([s.forms for s in read_conllu(gold, check_tree=False)])
-    write_conllu(parsed, reference)
+    gold_sentences = read_conllu(gold, check_tree=False)
+    parsed = model.parse([s.forms for s in gold_sentences])
+    # Written over the gold file's own lines, so that its multiword tokens give the scorer the
+    # same text, with the model's tags and tree and without the gold lemmas.
+    predictions = [
+        sentence.with_prediction(
+            p.heads, p.deprels, upos=p.upos, xpos=p.xpos, feats=p.feats, clear_deps=True
+        )
+        for sentence, p in zip(gold_sentences, parsed, strict=True)
+    ]
+    write_conllu([without_lemmas(sentence) for sentence in predictions], reference)
     rows.append(
         {
             "input": "gold words and sentences",
@@ -147,10 +181,10 @@ def main() -> None:
         "rows": rows,
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "raw_text.json").write_text(json.dumps(document, indent=1) + "\n", "utf-8")
-    (args.out / "raw_text.md").write_text(md, encoding="utf-8")
+    (args.out / f"{args.name}.json").write_text(json.dumps(document, indent=1) + "\n", "utf-8")
+    (args.out / f"{args.name}.md").write_text(md, encoding="utf-8")
     print(md)
-    print(f"saved {args.out}/raw_text.{{md,json}}; parses in {args.work}", file=sys.stderr)
+    print(f"saved {args.out}/{args.name}.{{md,json}}; parses in {args.work}", file=sys.stderr)
 
 
 if __name__ == "__main__":

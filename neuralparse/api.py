@@ -154,6 +154,7 @@ class Parser:
         *,
         raw: bool = False,
         lang: str | None = None,
+        multiword_tokens: bool = True,
         **options: Any,
     ) -> list[Sentence]:
         """Parsed and tagged :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
@@ -168,11 +169,15 @@ class Parser:
         ``raw=True`` takes untokenized text instead: a string, or strings each of one or more
         paragraphs (blank lines between), that spaCy's blank pipeline for ``lang`` (default:
         the model's language) tokenizes and splits into sentences, so one string may give
-        several sentences (:mod:`neuralparse.io.raw`; needs ``neuralparse[text]``)."""
+        several sentences (:mod:`neuralparse.io.raw`; needs ``neuralparse[text]``).  A token
+        whose form the model's training treebank writes as a multiword token becomes one over
+        its words (French ``du`` as ``de le``; :mod:`neuralparse.io.multiword`), unless
+        ``multiword_tokens=False``."""
         if raw:
             texts: Iterable[Any] = [sentences] if isinstance(sentences, str) else sentences
             language = resolve_language(lang, self.config)
-            items: Iterable[Sentence] = raw_sentences(texts, lang=language)
+            multiwords = self.loaded.multiwords if multiword_tokens else None
+            items: Iterable[Sentence] = raw_sentences(texts, lang=language, multiwords=multiwords)
         else:
             # A string is text, not an iterable of one-letter sentences.
             if isinstance(sentences, str):
@@ -197,14 +202,16 @@ class Parser:
         lenient: bool = False,
         progress: bool = False,
         lang: str | None = None,
+        multiword_tokens: bool = True,
         **options: Any,
     ) -> PredictionReport:
         """Parse a CoNLL-U, plain-text or raw-text (``input_format="raw"``, tokenized by
-        spaCy's ``lang`` pipeline) file (or ``-``) into CoNLL-U, exactly as ``predict.py``
-        does; returns counts and timing.  Memory stays bounded by ``chunk_size`` on inputs of
-        any length (the C heap is set up for it: :mod:`neuralparse.runtime.memory`).
-        ``workers=N`` reads, encodes and writes an input file in ``N`` processes while the model
-        decodes (default ``"auto"``: on CUDA only; :mod:`neuralparse.prediction.pipeline`)."""
+        spaCy's ``lang`` pipeline, multiword tokens split as in :meth:`parse`) file (or ``-``)
+        into CoNLL-U, exactly as ``predict.py`` does; returns counts and timing.  Memory stays
+        bounded by ``chunk_size`` on inputs of any length (the C heap is set up for it:
+        :mod:`neuralparse.runtime.memory`).  ``workers=N`` reads, encodes and writes an input
+        file in ``N`` processes while the model decodes (default ``"auto"``: on CUDA only;
+        :mod:`neuralparse.prediction.pipeline`)."""
         bound_native_heap()
         return predict_file(
             self.loaded,
@@ -216,6 +223,7 @@ class Parser:
             lenient=lenient,
             progress=progress,
             lang=lang,
+            multiword_tokens=multiword_tokens,
             graphs=self.graphs,
         )
 

@@ -4,6 +4,7 @@
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
         [first_chunk_size=N] [input_format=auto|conllu|text|raw] [lang=CODE]
+        [multiword_tokens=false]
         [tags=auto|predict|keep] [deps=clear|keep] [lenient=true] [progress=false] [threads=N]
         [cuda_graphs=false] [workers=auto|N] [precision=float32|bfloat16] [arc_weight=W]
 
@@ -79,6 +80,9 @@ class PredictConfig:
     rule-based tokenizer and sentencizer split; ``pip install 'neuralparse[text]'``)."""
     lang: str | None = None
     """spaCy language code for input_format=raw (default: the model's treebank's, else xx)."""
+    multiword_tokens: bool = True
+    """For input_format=raw: split a token whose form the model's training treebank writes as
+    a multiword token into its words (French du as de le); false keeps every token one word."""
     tags: str = "auto"
     """UPOS/XPOS/FEATS of the output: auto (fill the empty ones with the model's
     predictions), predict (overwrite all) or keep (as given)."""
@@ -163,6 +167,7 @@ def main(cfg: DictConfig) -> None:
             input_format=cfg.input_format,
             lenient=cfg.lenient,
             lang=cfg.lang,
+            multiword_tokens=cfg.multiword_tokens,
             progress=cfg.progress and main_process,
         )
     if main_process:

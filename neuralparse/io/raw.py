@@ -17,10 +17,12 @@ first sentence of a paragraph, ``# text =`` with the sentence's text, and ``Spac
 MISC where the text has no space after a word (also at the end of a sentence followed at once
 by the next one, but never at the end of a paragraph).  The texts of a paragraph's sentences
 joined by single spaces (where the last word has no ``SpaceAfter=No``) are therefore the
-paragraph with its whitespace runs written as one space.  Every spaCy token is one syntactic
-word: the tokenizer's splits are taken as they are and no multiword tokens are made (English
-``don't`` is the two words ``do`` and ``n't`` where UD treebanks write the multiword token
-``don't``; French ``du`` stays one word where UD has ``de le``).
+paragraph with its whitespace runs written as one space.  The tokenizer's splits are taken as
+they are (English ``don't`` is the two words ``do`` and ``n't``, which UD treebanks write under
+the multiword token ``don't``).  Each spaCy token is one syntactic word, unless a
+:class:`~neuralparse.io.multiword.MultiwordLexicon` (the model's, learned from its training
+treebank) says that its form stands for several: then it is written as a multiword token over
+those words (French ``du`` as ``de le``), and ``SpaceAfter=No`` goes on the token's line.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from neuralparse.datasets import DatasetError, resolve_treebank
 from neuralparse.errors import InputError
 from neuralparse.io.conllu import parse_conllu_text
+from neuralparse.io.multiword import MultiwordLexicon
 from neuralparse.io.sentence import UNSPECIFIED, Sentence
 from neuralparse.io.sources import Source, open_lines, text_lines, undecodable
 
@@ -202,22 +205,33 @@ def _paragraphs(lines: Iterable[str], name: str) -> Iterator[_Paragraph]:
         yield paragraph
 
 
-def _conllu_block(span: Span, first: bool, last: bool) -> str:
+def _conllu_block(span: Span, first: bool, last: bool, multiwords: MultiwordLexicon) -> str:
     """The CoNLL-U block of one tokenized sentence (``first`` of its paragraph, ``last`` of
     the text tokenized with it)."""
     lines = ["# newpar\n"] if first else []
     lines.append(f"# text = {span.text}\n")
     empty_columns = "\t".join([UNSPECIFIED] * 7)
     final = len(span) - 1
+    word = 0
     for index, token in enumerate(span):
         joined = not token.whitespace_ and not (last and index == final)
         misc = _SPACE_AFTER_NO if joined else UNSPECIFIED
-        lines.append(f"{index + 1}\t{token.text}\t{empty_columns}\t{misc}\n")
+        words = multiwords.words(token.text)
+        if words is None:
+            word += 1
+            lines.append(f"{word}\t{token.text}\t{empty_columns}\t{misc}\n")
+            continue
+        lines.append(f"{word + 1}-{word + len(words)}\t{token.text}\t{empty_columns}\t{misc}\n")
+        for form in words:
+            word += 1
+            lines.append(f"{word}\t{form}\t{empty_columns}\t{UNSPECIFIED}\n")
     lines.append("\n")
     return "".join(lines)
 
 
-def _tokenized(paragraphs: Iterable[_Paragraph], lang: str, name: str) -> Iterator[Sentence]:
+def _tokenized(
+    paragraphs: Iterable[_Paragraph], lang: str, name: str, multiwords: MultiwordLexicon
+) -> Iterator[Sentence]:
     nlp = blank_pipeline(lang)
     count = 0
     stream = ((p.text, p) for p in paragraphs)
@@ -227,7 +241,7 @@ def _tokenized(paragraphs: Iterable[_Paragraph], lang: str, name: str) -> Iterat
             count += 1
             line = paragraph.line_of(span.start_char)
             first = index == 0 and not paragraph.continued
-            block = _conllu_block(span, first, index == len(spans) - 1)
+            block = _conllu_block(span, first, index == len(spans) - 1, multiwords)
             # The CoNLL-U parser builds the layout, so these sentences write like read ones.
             (sentence,) = parse_conllu_text(block, check_tree=False, name=name)
             sentence.line, sentence.sent_id = line, f"#{count}"
@@ -237,29 +251,42 @@ def _tokenized(paragraphs: Iterable[_Paragraph], lang: str, name: str) -> Iterat
 
 
 def iter_raw(
-    source: Source, *, lang: str = DEFAULT_LANGUAGE, name: str | None = None
+    source: Source,
+    *,
+    lang: str = DEFAULT_LANGUAGE,
+    name: str | None = None,
+    multiwords: MultiwordLexicon | None = None,
 ) -> Iterator[Sentence]:
     """Stream the sentences of raw text (path, open file, text or lines; see the module),
-    tokenized by spaCy's blank ``lang`` pipeline.
+    tokenized by spaCy's blank ``lang`` pipeline, the forms of ``multiwords`` split into
+    their words.
 
     ``Sentence.line`` is the input line where the sentence starts, ``sent_id`` its ordinal
     (``#3``).  Raises :class:`InputError` without spaCy, for an unknown language
     (:class:`LanguageError`), when the input holds no sentence, and at a line that is not
     valid UTF-8."""
     blank_pipeline(lang)  # fail here, not at the first sentence
-    return _read_raw(source, lang, name)
+    return _read_raw(source, lang, name, multiwords or MultiwordLexicon())
 
 
-def _read_raw(source: Source, lang: str, name: str | None) -> Iterator[Sentence]:
+def _read_raw(
+    source: Source, lang: str, name: str | None, multiwords: MultiwordLexicon
+) -> Iterator[Sentence]:
     with open_lines(source, name) as (source_name, lines):
-        yield from _tokenized(_paragraphs(lines, source_name), lang, source_name)
+        yield from _tokenized(_paragraphs(lines, source_name), lang, source_name, multiwords)
 
 
-def raw_sentences(texts: Iterable[str], *, lang: str = DEFAULT_LANGUAGE) -> Iterator[Sentence]:
+def raw_sentences(
+    texts: Iterable[str],
+    *,
+    lang: str = DEFAULT_LANGUAGE,
+    multiwords: MultiwordLexicon | None = None,
+) -> Iterator[Sentence]:
     """The sentences of each text of ``texts`` in turn (see :func:`iter_raw`): a text is one
     or more paragraphs, and no sentence spans two texts.  Messages name a text
     ``<text N>``."""
     for position, text in enumerate(texts, start=1):
         if not isinstance(text, str):
             raise InputError(f"raw text must be a str, got {type(text).__name__}")
-        yield from iter_raw(text_lines(text), lang=lang, name=f"<text {position}>")
+        name = f"<text {position}>"
+        yield from iter_raw(text_lines(text), lang=lang, name=name, multiwords=multiwords)

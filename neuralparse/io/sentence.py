@@ -384,6 +384,19 @@ class Sentence:
                 )
         return checked
 
+    def multiword_tokens(self) -> list[tuple[int, int, str]]:
+        """The multiword tokens of a read sentence as ``(first word, last word, FORM)``, in
+        order (``3-4  du`` gives ``(3, 4, "du")``); none for a sentence built in code."""
+        if self._layout is None:
+            return []
+        tokens = []
+        for line in self._layout.lines:
+            token_id, _, rest = line.removeprefix(_BYTE_ORDER_MARK).partition("\t")
+            first, dash, last = token_id.partition("-")
+            if dash and first.isdigit() and last.isdigit():
+                tokens.append((int(first), int(last), rest.partition("\t")[0]))
+        return tokens
+
     @property
     def has_enhanced_graph(self) -> bool:
         """Whether the sentence was read with an enhanced graph (a DEPS cell other than ``_``,

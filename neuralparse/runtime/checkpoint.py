@@ -2,8 +2,10 @@
 
 A checkpoint is a dict of Python scalars, strings, lists, dicts and tensors only: the resolved
 config, the vocabularies, the label inventory, the system name and options, the library and
-format versions, the model's ``state_dict``, the dev metrics and, for resuming, the training
-progress (epoch, best score, optimizer state).  Tensors are saved from the CPU, so a checkpoint
+format versions, the model's ``state_dict``, the dev metrics, the training treebank's
+multiword tokens (:class:`~neuralparse.io.multiword.MultiwordLexicon`, for raw text; absent
+from checkpoints written before it) and, for resuming, the training progress (epoch, best
+score, optimizer state).  Tensors are saved from the CPU, so a checkpoint
 trained on a GPU loads on a CPU-only machine.
 
 Loading refuses with a :class:`CheckpointError` naming the file and what is wrong: a file that
@@ -15,6 +17,7 @@ not fit the model the checkpoint's own configuration describes.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -27,6 +30,7 @@ import torch
 
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
+from neuralparse.io.multiword import MultiwordLexicon
 from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.parser import ParserModel
@@ -70,6 +74,12 @@ class LoadedParser:
     contextual: ContextualEncoder | None = None
     """The contextual encoder the model reads features of (``vocabs.contextual``), if any."""
 
+    @functools.cached_property
+    def multiwords(self) -> MultiwordLexicon:
+        """The training treebank's multiword tokens (empty for a checkpoint written before
+        neuralparse recorded them)."""
+        return MultiwordLexicon.from_dict(self.checkpoint.get("multiword_tokens", {}))
+
 
 def _cpu(value: Any) -> Any:
     """A deep copy of plain data with every tensor moved to the CPU (copied there too: a
@@ -92,6 +102,7 @@ def checkpoint_data(
     config: dict[str, Any],
     dev_metrics: dict[str, Any] | None = None,
     training: dict[str, Any] | None = None,
+    multiwords: MultiwordLexicon | None = None,
 ) -> dict[str, Any]:
     """The checkpoint dict (see the module docstring)."""
     return {
@@ -106,6 +117,7 @@ def checkpoint_data(
         "state_dict": _cpu(model.state_dict()),
         "dev_metrics": dev_metrics or {},
         "training": _cpu(training) if training is not None else None,
+        "multiword_tokens": (multiwords or MultiwordLexicon()).to_dict(),
     }
 
 
@@ -171,6 +183,10 @@ def _entry_problem(data: dict[str, Any]) -> str | None:
         return "its state_dict holds values that are not tensors"
     if not isinstance(data.get("training"), dict | None):
         return f"its training entry is of type {type(data['training']).__name__}, not dict"
+    try:
+        MultiwordLexicon.from_dict(data.get("multiword_tokens", {}))
+    except ValueError as error:
+        return str(error)
     return None
 
 

@@ -33,6 +33,7 @@ from neuralparse.config import (
 from neuralparse.datasets import DatasetError
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
+from neuralparse.io.multiword import MultiwordLexicon
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.vectors import check_vectors_source
@@ -62,6 +63,8 @@ class Prepared:
     transform_report: TransformReport
     not_reproduced: int
     unseen_dev_labels: Counter[str] = field(default_factory=Counter)
+    multiwords: MultiwordLexicon = field(default_factory=MultiwordLexicon)
+    """The training treebank's multiword tokens, which split raw text at prediction."""
 
 
 def check_system_name(name: str) -> None:
@@ -240,6 +243,13 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     vocabs = vocabularies_for(train_sentences, model_cfg, contextual and contextual.spec)
     if hint := rich_morphology_hint(train_sentences, model_settings):
         log.info(hint)
+    multiwords = MultiwordLexicon.from_sentences(train_sentences)
+    if multiwords:
+        log.info(
+            "raw text: %d forms that the training set writes as multiword tokens are split into "
+            "their words at prediction",
+            len(multiwords),
+        )
     start = time.perf_counter()
     examples, reproduced = extract_oracle_examples(
         system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
@@ -270,4 +280,5 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         transform_report=report,
         not_reproduced=failed,
         unseen_dev_labels=unseen,
+        multiwords=multiwords,
     )
