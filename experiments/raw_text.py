@@ -10,9 +10,11 @@ The raw text is made of the ``# text`` comments of the gold file: a paragraph st
 ``# newdoc`` or ``# newpar``, its sentences are joined by single spaces and paragraphs are
 separated by blank lines (``WORK/raw.txt``, outside the project).  The tokenizer's language is
 ``--lang``, else the checkpoint's (:func:`neuralparse.io.raw.resolve_language`).  The raw
-text is parsed twice: with each token one word (``multiword_tokens=False``), and as
-``predict.py`` parses it, the forms that the model's training treebank writes as multiword
-tokens split into their words (:mod:`neuralparse.io.multiword`).  The reference row parses the
+text is parsed three times: with spaCy's sentencizer and each token one word, with the
+sentencizer and the forms that the model's training treebank writes as multiword tokens split
+into their words (:mod:`neuralparse.io.multiword`), and as ``predict.py`` parses it, with
+those and the sentence ends learned from the treebank
+(:mod:`neuralparse.io.sentence_splitter`).  The reference row parses the
 gold sentences' words (no tags, no lemmas) with the same model, written under the gold file's
 own multiword tokens.  Scores are F1 percentages of the official script: Tokens, Sentences
 and Words measure the segmentation; UPOS, XPOS, UFeats, AllTags are the model's own tags;
@@ -119,20 +121,27 @@ def main() -> None:
     lang = resolve_language(args.lang, model.config)
 
     rows = []
-    tokenizer = f"spaCy {lang!r} tokenizer + sentencizer"
     forms = len(model.loaded.multiwords)
-    for split, label in (
-        (False, f"raw text ({tokenizer}), every token one word"),
-        (True, f"raw text ({tokenizer}), multiword tokens split ({forms} forms)"),
-    ):
+    settings = (
+        ("sentencizer", False, "spaCy's sentencizer, every token one word"),
+        ("sentencizer", True, f"spaCy's sentencizer, multiword tokens split ({forms} forms)"),
+        ("learned", True, "learned sentence ends, multiword tokens split (the default)"),
+    )
+    for splitter, split, label in settings:
         start = time.perf_counter()
-        predicted = args.work / ("raw.conllu" if split else "raw_unsplit.conllu")
+        predicted = args.work / f"raw_{splitter}{'_mwt' if split else ''}.conllu"
         report = model.parse_file(
-            raw_path, predicted, input_format="raw", lang=lang, multiword_tokens=split
+            raw_path,
+            predicted,
+            input_format="raw",
+            lang=lang,
+            multiword_tokens=split,
+            sentence_splitter=splitter,
         )
         rows.append(
             {
-                "input": label,
+                "input": f"raw text ({lang!r} tokenizer), {label}",
+                "sentence_splitter": splitter,
                 "multiword_tokens": split,
                 "sentences": report.sentences,
                 "words": report.words,

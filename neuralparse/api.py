@@ -155,6 +155,7 @@ class Parser:
         raw: bool = False,
         lang: str | None = None,
         multiword_tokens: bool = True,
+        sentence_splitter: str = "learned",
         **options: Any,
     ) -> list[Sentence]:
         """Parsed and tagged :class:`Sentence` objects (``words``, ``heads``, ``deprels``,
@@ -169,15 +170,19 @@ class Parser:
         ``raw=True`` takes untokenized text instead: a string, or strings each of one or more
         paragraphs (blank lines between), that spaCy's blank pipeline for ``lang`` (default:
         the model's language) tokenizes and splits into sentences, so one string may give
-        several sentences (:mod:`neuralparse.io.raw`; needs ``neuralparse[text]``).  A token
-        whose form the model's training treebank writes as a multiword token becomes one over
-        its words (French ``du`` as ``de le``; :mod:`neuralparse.io.multiword`), unless
-        ``multiword_tokens=False``."""
+        several sentences (:mod:`neuralparse.io.raw`; needs ``neuralparse[text]``).  What the
+        model learned of its training treebank's segmentation refines spaCy's: sentences end
+        where its splitter says (``sentence_splitter="sentencizer"``: spaCy's punctuation
+        rules), and a token whose form the treebank writes as a multiword token becomes one
+        over its words (French ``du`` as ``de le``; ``multiword_tokens=False`` keeps it
+        whole)."""
         if raw:
             texts: Iterable[Any] = [sentences] if isinstance(sentences, str) else sentences
             language = resolve_language(lang, self.config)
-            multiwords = self.loaded.multiwords if multiword_tokens else None
-            items: Iterable[Sentence] = raw_sentences(texts, lang=language, multiwords=multiwords)
+            segmentation = self.loaded.segmentation(multiword_tokens, sentence_splitter)
+            items: Iterable[Sentence] = raw_sentences(
+                texts, lang=language, segmentation=segmentation
+            )
         else:
             # A string is text, not an iterable of one-letter sentences.
             if isinstance(sentences, str):
@@ -203,10 +208,11 @@ class Parser:
         progress: bool = False,
         lang: str | None = None,
         multiword_tokens: bool = True,
+        sentence_splitter: str = "learned",
         **options: Any,
     ) -> PredictionReport:
         """Parse a CoNLL-U, plain-text or raw-text (``input_format="raw"``, tokenized by
-        spaCy's ``lang`` pipeline, multiword tokens split as in :meth:`parse`) file (or ``-``)
+        spaCy's ``lang`` pipeline, segmented as in :meth:`parse`) file (or ``-``)
         into CoNLL-U, exactly as ``predict.py`` does; returns counts and timing.  Memory stays
         bounded by ``chunk_size`` on inputs of any length (the C heap is set up for it:
         :mod:`neuralparse.runtime.memory`).  ``workers=N`` reads, encodes and writes an input
@@ -224,6 +230,7 @@ class Parser:
             progress=progress,
             lang=lang,
             multiword_tokens=multiword_tokens,
+            sentence_splitter=sentence_splitter,
             graphs=self.graphs,
         )
 

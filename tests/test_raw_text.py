@@ -179,7 +179,10 @@ def test_parse_file_and_parse_give_trees_over_the_text(
 ) -> None:
     source, out = tmp_path / "in.txt", tmp_path / "out.conllu"
     source.write_text(RAW, encoding="utf-8")
-    report = parser.parse_file(source, out, input_format="raw")
+    # spaCy's sentencizer (the tiny model's training text has no punctuation for its learned
+    # splitter to go by: tests/test_sentence_splitter.py tests that one).
+    sentencizer = {"sentence_splitter": "sentencizer"}
+    report = parser.parse_file(source, out, input_format="raw", **sentencizer)
     parsed = read_conllu(out)
     assert report.sentences == len(parsed) == 5
     for sentence in parsed:
@@ -187,9 +190,9 @@ def test_parse_file_and_parse_give_trees_over_the_text(
         assert "_" not in sentence.upos
     assert paragraphs_of(parsed) == ["w1 w2 w3. w4 (w5) w6! w7 w8 w9 ok.Then w10.", "w11 w12 w13"]
     # The notebook API gives the same sentences, one text per string (never spanning two).
-    api = parser.parse(RAW.split("\n\n"), raw=True)
+    api = parser.parse(RAW.split("\n\n"), raw=True, **sentencizer)
     assert [s.to_conllu() for s in api] == [s.to_conllu() for s in parsed]
-    assert [s.forms for s in parser.parse("w1 w2. w3", raw=True, lang="en")] == [
+    assert [s.forms for s in parser.parse("w1 w2. w3", raw=True, lang="en", **sentencizer)] == [
         ["w1", "w2", "."],
         ["w3"],
     ]
@@ -198,6 +201,11 @@ def test_parse_file_and_parse_give_trees_over_the_text(
     assert not (tmp_path / "never.conllu").exists()
     # predict.py: the same output, with the language named on the command line.
     result = predict(
-        f"checkpoint={checkpoint}", f"input={source}", "output=-", "input_format=raw", "lang=xx"
+        f"checkpoint={checkpoint}",
+        f"input={source}",
+        "output=-",
+        "input_format=raw",
+        "lang=xx",
+        "sentence_splitter=sentencizer",
     )
     assert result.stdout.decode() == out.read_text(encoding="utf-8")

@@ -4,7 +4,7 @@
     python predict.py checkpoint=PATH input=IN output=OUT [search=beam search.beam_size=8]
         [device=auto|cpu|cuda] [batch_size=N] [batch_tokens=N] [beam_batch_tokens=N] [chunk_size=N]
         [first_chunk_size=N] [input_format=auto|conllu|text|raw] [lang=CODE]
-        [multiword_tokens=false]
+        [multiword_tokens=false] [sentence_splitter=learned|sentencizer]
         [tags=auto|predict|keep] [deps=clear|keep] [lenient=true] [progress=false] [threads=N]
         [cuda_graphs=false] [workers=auto|N] [precision=float32|bfloat16] [arc_weight=W]
 
@@ -83,6 +83,10 @@ class PredictConfig:
     multiword_tokens: bool = True
     """For input_format=raw: split a token whose form the model's training treebank writes as
     a multiword token into its words (French du as de le); false keeps every token one word."""
+    sentence_splitter: str = "learned"
+    """For input_format=raw: where sentences end. learned: where the model's training treebank
+    ends them (a perceptron stored in the checkpoint; spaCy's sentencizer for checkpoints
+    without one); sentencizer: spaCy's punctuation rules."""
     tags: str = "auto"
     """UPOS/XPOS/FEATS of the output: auto (fill the empty ones with the model's
     predictions), predict (overwrite all) or keep (as given)."""
@@ -168,6 +172,7 @@ def main(cfg: DictConfig) -> None:
             lenient=cfg.lenient,
             lang=cfg.lang,
             multiword_tokens=cfg.multiword_tokens,
+            sentence_splitter=cfg.sentence_splitter,
             progress=cfg.progress and main_process,
         )
     if main_process:

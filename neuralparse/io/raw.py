@@ -17,12 +17,16 @@ first sentence of a paragraph, ``# text =`` with the sentence's text, and ``Spac
 MISC where the text has no space after a word (also at the end of a sentence followed at once
 by the next one, but never at the end of a paragraph).  The texts of a paragraph's sentences
 joined by single spaces (where the last word has no ``SpaceAfter=No``) are therefore the
-paragraph with its whitespace runs written as one space.  The tokenizer's splits are taken as
-they are (English ``don't`` is the two words ``do`` and ``n't``, which UD treebanks write under
-the multiword token ``don't``).  Each spaCy token is one syntactic word, unless a
-:class:`~neuralparse.io.multiword.MultiwordLexicon` (the model's, learned from its training
-treebank) says that its form stands for several: then it is written as a multiword token over
-those words (French ``du`` as ``de le``), and ``SpaceAfter=No`` goes on the token's line.
+paragraph with its whitespace runs written as one space.
+
+What a model learned of its training treebank's segmentation (:class:`Segmentation`) refines
+spaCy's.  Its :class:`~neuralparse.io.sentence_splitter.SentenceSplitter` decides where
+sentences end instead of the sentencizer.  The tokenizer's splits are taken as they are
+(English ``don't`` is the two words ``do`` and ``n't``, which UD treebanks write under the
+multiword token ``don't``), and each token is one syntactic word, unless its
+:class:`~neuralparse.io.multiword.MultiwordLexicon` says that the token's form stands for
+several: then it is written as a multiword token over those words (French ``du`` as ``de
+le``), and ``SpaceAfter=No`` goes on the token's line.
 """
 
 from __future__ import annotations
@@ -40,11 +44,12 @@ from neuralparse.errors import InputError
 from neuralparse.io.conllu import parse_conllu_text
 from neuralparse.io.multiword import MultiwordLexicon
 from neuralparse.io.sentence import UNSPECIFIED, Sentence
+from neuralparse.io.sentence_splitter import SentenceSplitter, Token
 from neuralparse.io.sources import Source, open_lines, text_lines, undecodable
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Span
+    from spacy.tokens import Doc, Span
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +67,15 @@ PARAGRAPHS_PER_BATCH = 64
 INSTALL_HINT = "pip install 'neuralparse[text]'"
 _BYTE_ORDER_MARK = "\ufeff"
 _SPACE_AFTER_NO = "SpaceAfter=No"
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    """What a model learned of its training treebank's segmentation: the forms it writes as
+    multiword tokens, and where it ends sentences (None: spaCy's sentencizer decides)."""
+
+    multiwords: MultiwordLexicon = field(default_factory=MultiwordLexicon)
+    sentences: SentenceSplitter | None = None
 
 
 class LanguageError(InputError):
@@ -229,14 +243,24 @@ def _conllu_block(span: Span, first: bool, last: bool, multiwords: MultiwordLexi
     return "".join(lines)
 
 
+def _sentences(doc: Doc, splitter: SentenceSplitter | None) -> list[Span]:
+    """The sentences of one paragraph: where ``splitter`` ends them, else the sentencizer."""
+    if splitter is None:
+        return list(doc.sents)
+    ends = splitter.ends([Token(token.text, bool(token.whitespace_)) for token in doc])
+    starts = [0, *(end + 1 for end in ends[:-1])]
+    return [doc[start : end + 1] for start, end in zip(starts, ends, strict=True)]
+
+
 def _tokenized(
-    paragraphs: Iterable[_Paragraph], lang: str, name: str, multiwords: MultiwordLexicon
+    paragraphs: Iterable[_Paragraph], lang: str, name: str, segmentation: Segmentation
 ) -> Iterator[Sentence]:
     nlp = blank_pipeline(lang)
     count = 0
     stream = ((p.text, p) for p in paragraphs)
+    multiwords = segmentation.multiwords
     for doc, paragraph in nlp.pipe(stream, as_tuples=True, batch_size=PARAGRAPHS_PER_BATCH):
-        spans = list(doc.sents)
+        spans = _sentences(doc, segmentation.sentences)
         for index, span in enumerate(spans):
             count += 1
             line = paragraph.line_of(span.start_char)
@@ -255,32 +279,31 @@ def iter_raw(
     *,
     lang: str = DEFAULT_LANGUAGE,
     name: str | None = None,
-    multiwords: MultiwordLexicon | None = None,
+    segmentation: Segmentation | None = None,
 ) -> Iterator[Sentence]:
     """Stream the sentences of raw text (path, open file, text or lines; see the module),
-    tokenized by spaCy's blank ``lang`` pipeline, the forms of ``multiwords`` split into
-    their words.
+    tokenized by spaCy's blank ``lang`` pipeline and refined by ``segmentation``.
 
     ``Sentence.line`` is the input line where the sentence starts, ``sent_id`` its ordinal
     (``#3``).  Raises :class:`InputError` without spaCy, for an unknown language
     (:class:`LanguageError`), when the input holds no sentence, and at a line that is not
     valid UTF-8."""
     blank_pipeline(lang)  # fail here, not at the first sentence
-    return _read_raw(source, lang, name, multiwords or MultiwordLexicon())
+    return _read_raw(source, lang, name, segmentation or Segmentation())
 
 
 def _read_raw(
-    source: Source, lang: str, name: str | None, multiwords: MultiwordLexicon
+    source: Source, lang: str, name: str | None, segmentation: Segmentation
 ) -> Iterator[Sentence]:
     with open_lines(source, name) as (source_name, lines):
-        yield from _tokenized(_paragraphs(lines, source_name), lang, source_name, multiwords)
+        yield from _tokenized(_paragraphs(lines, source_name), lang, source_name, segmentation)
 
 
 def raw_sentences(
     texts: Iterable[str],
     *,
     lang: str = DEFAULT_LANGUAGE,
-    multiwords: MultiwordLexicon | None = None,
+    segmentation: Segmentation | None = None,
 ) -> Iterator[Sentence]:
     """The sentences of each text of ``texts`` in turn (see :func:`iter_raw`): a text is one
     or more paragraphs, and no sentence spans two texts.  Messages name a text
@@ -289,4 +312,4 @@ def raw_sentences(
         if not isinstance(text, str):
             raise InputError(f"raw text must be a str, got {type(text).__name__}")
         name = f"<text {position}>"
-        yield from iter_raw(text_lines(text), lang=lang, name=name, multiwords=multiwords)
+        yield from iter_raw(text_lines(text), lang=lang, name=name, segmentation=segmentation)

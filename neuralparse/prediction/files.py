@@ -23,8 +23,7 @@ from typing import IO, Any, TextIO
 
 from neuralparse.errors import InputError
 from neuralparse.io import ReadReport, Sentence, iter_conllu, iter_text
-from neuralparse.io.multiword import MultiwordLexicon
-from neuralparse.io.raw import DEFAULT_LANGUAGE, iter_raw
+from neuralparse.io.raw import DEFAULT_LANGUAGE, Segmentation, iter_raw
 from neuralparse.io.sources import (
     ENCODING,
     decoded_lines,
@@ -131,13 +130,14 @@ def open_sentences(
     lenient: bool = False,
     report: ReadReport | None = None,
     lang: str = DEFAULT_LANGUAGE,
-    multiwords: MultiwordLexicon | None = None,
+    segmentation: Segmentation | None = None,
 ) -> Iterator[Iterator[Sentence]]:
     """The sentences of ``source`` (a path, ``-`` for standard input, or an open text file)
     as CoNLL-U or plain pre-tokenized text (``input_format``: ``auto`` detects it from the
     first lines, see :func:`~neuralparse.io.detect_format`, and logs what it found and why),
     or as raw text that spaCy's blank ``lang`` pipeline tokenizes (``raw``, never detected;
-    :mod:`neuralparse.io.raw`), the forms of ``multiwords`` split into their words.
+    :mod:`neuralparse.io.raw`), refined by what the model learned of its treebank's
+    ``segmentation``.
     CoNLL-U needs no tree (HEAD may be ``_``); ``lenient`` skips malformed CoNLL-U sentences,
     those with bytes that are not UTF-8 included, and counts them in ``report``.
 
@@ -171,7 +171,7 @@ def open_sentences(
     if fmt == "conllu":
         yield iter_conllu(origin, lenient=lenient, check_tree=False, report=report, name=name)
     elif fmt == "raw":
-        yield iter_raw(origin, lang=lang, name=name, multiwords=multiwords)
+        yield iter_raw(origin, lang=lang, name=name, segmentation=segmentation)
     else:
         yield iter_text(origin, name=name)
 

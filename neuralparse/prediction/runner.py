@@ -82,29 +82,25 @@ def predict_file(
     progress: bool = False,
     lang: str | None = None,
     multiword_tokens: bool = True,
+    sentence_splitter: str = "learned",
     graphs: GraphCache | None = None,
 ) -> PredictionReport:
     """Parse ``source`` into ``dest`` (paths, ``-`` or open text files) as CoNLL-U; see
     :mod:`neuralparse.prediction`.  Under ``torchrun`` the ranks share the work and rank 0
     writes.
     ``input_format="raw"`` tokenizes with spaCy's ``lang`` pipeline, by default the language
-    of the model's treebank (:func:`~neuralparse.io.raw.resolve_language`), and splits the
-    forms that the model's training treebank writes as multiword tokens into their words
-    unless ``multiword_tokens`` is false (:mod:`neuralparse.io.multiword`).  ``graphs`` keeps
+    of the model's treebank (:func:`~neuralparse.io.raw.resolve_language`), and refines it
+    with what the model learned of its training treebank
+    (:meth:`~neuralparse.runtime.checkpoint.LoadedParser.segmentation`: ``multiword_tokens``,
+    ``sentence_splitter``).  ``graphs`` keeps
     the CUDA graphs recorded for the parser across calls (a cache of this call's when None)."""
     options = options or PredictOptions()
     graphs = graphs if graphs is not None else GraphCache()
     check_not_the_input(source, dest)
-    multiwords = None
+    segmentation = None
     if input_format == "raw":  # checked before any output is opened
         lang = resolve_language(lang, parser.checkpoint["config"])
-        multiwords = parser.multiwords if multiword_tokens else None
-        if multiwords:
-            log.info(
-                "raw text: %d forms that the model's training treebank writes as multiword "
-                "tokens are split into their words (multiword_tokens=false keeps them whole)",
-                len(multiwords),
-            )
+        segmentation = parser.segmentation(multiword_tokens, sentence_splitter)
     context = distributed.Distributed()
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size > 1:
@@ -148,7 +144,7 @@ def predict_file(
             lenient=lenient,
             report=report.read,
             lang=lang or DEFAULT_LANGUAGE,
-            multiwords=multiwords,
+            segmentation=segmentation,
         ) as sentences:
             report.source = report.read.source or str(source)  # set by open_sentences
             if context.active:

@@ -2,10 +2,11 @@
 
 A checkpoint is a dict of Python scalars, strings, lists, dicts and tensors only: the resolved
 config, the vocabularies, the label inventory, the system name and options, the library and
-format versions, the model's ``state_dict``, the dev metrics, the training treebank's
-multiword tokens (:class:`~neuralparse.io.multiword.MultiwordLexicon`, for raw text; absent
-from checkpoints written before it) and, for resuming, the training progress (epoch, best
-score, optimizer state).  Tensors are saved from the CPU, so a checkpoint
+format versions, the model's ``state_dict``, the dev metrics, what the training treebank says
+of segmenting raw text (its multiword tokens, :class:`~neuralparse.io.multiword.MultiwordLexicon`,
+and where it ends sentences, :class:`~neuralparse.io.sentence_splitter.SentenceSplitter`;
+absent from checkpoints written before them) and, for resuming, the training progress
+(epoch, best score, optimizer state).  Tensors are saved from the CPU, so a checkpoint
 trained on a GPU loads on a CPU-only machine.
 
 Loading refuses with a :class:`CheckpointError` naming the file and what is wrong: a file that
@@ -31,6 +32,8 @@ import torch
 from neuralparse.config import ModelConfig
 from neuralparse.errors import InputError
 from neuralparse.io.multiword import MultiwordLexicon
+from neuralparse.io.raw import Segmentation
+from neuralparse.io.sentence_splitter import SentenceSplitter
 from neuralparse.io.sources import partial_file, replacing
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.parser import ParserModel
@@ -43,6 +46,10 @@ log = logging.getLogger("neuralparse.checkpoint")
 
 FORMAT_VERSION = 1
 """Bump when the layout changes incompatibly; older readers refuse newer files."""
+
+
+SENTENCE_SPLITTERS = ("learned", "sentencizer")
+"""Values of predict.py's ``sentence_splitter``."""
 
 
 class CheckpointError(InputError):
@@ -80,6 +87,35 @@ class LoadedParser:
         neuralparse recorded them)."""
         return MultiwordLexicon.from_dict(self.checkpoint.get("multiword_tokens", {}))
 
+    @functools.cached_property
+    def sentence_splitter(self) -> SentenceSplitter | None:
+        """Where the training treebank ends sentences (None for a checkpoint written before
+        neuralparse learned it)."""
+        weights = self.checkpoint.get("sentence_splitter")
+        return SentenceSplitter.from_dict(weights) if weights else None
+
+    def segmentation(
+        self, multiword_tokens: bool = True, sentence_splitter: str = "learned"
+    ) -> Segmentation:
+        """How raw text is segmented for this model (logged): its multiword tokens unless
+        ``multiword_tokens`` is false, and its sentence splitter with ``"learned"`` (spaCy's
+        sentencizer with ``"sentencizer"``, or when the checkpoint has none)."""
+        if sentence_splitter not in SENTENCE_SPLITTERS:
+            raise InputError(
+                f"sentence_splitter must be one of {', '.join(SENTENCE_SPLITTERS)}, not "
+                f"{sentence_splitter!r}"
+            )
+        multiwords = self.multiwords if multiword_tokens else MultiwordLexicon()
+        learned = self.sentence_splitter if sentence_splitter == "learned" else None
+        if sentence_splitter == "learned" and learned is None:
+            log.info("raw text: the checkpoint has no sentence splitter; spaCy's sentencizer")
+        log.info(
+            "raw text: sentences end %s; %d forms split as multiword tokens",
+            "where the training treebank ends them" if learned else "at punctuation",
+            len(multiwords),
+        )
+        return Segmentation(multiwords, learned)
+
 
 def _cpu(value: Any) -> Any:
     """A deep copy of plain data with every tensor moved to the CPU (copied there too: a
@@ -102,7 +138,7 @@ def checkpoint_data(
     config: dict[str, Any],
     dev_metrics: dict[str, Any] | None = None,
     training: dict[str, Any] | None = None,
-    multiwords: MultiwordLexicon | None = None,
+    segmentation: Segmentation | None = None,
 ) -> dict[str, Any]:
     """The checkpoint dict (see the module docstring)."""
     return {
@@ -117,7 +153,15 @@ def checkpoint_data(
         "state_dict": _cpu(model.state_dict()),
         "dev_metrics": dev_metrics or {},
         "training": _cpu(training) if training is not None else None,
-        "multiword_tokens": (multiwords or MultiwordLexicon()).to_dict(),
+        **_segmentation_entries(segmentation or Segmentation()),
+    }
+
+
+def _segmentation_entries(segmentation: Segmentation) -> dict[str, Any]:
+    splitter = segmentation.sentences
+    return {
+        "multiword_tokens": segmentation.multiwords.to_dict(),
+        "sentence_splitter": splitter.to_dict() if splitter is not None else {},
     }
 
 
@@ -185,6 +229,7 @@ def _entry_problem(data: dict[str, Any]) -> str | None:
         return f"its training entry is of type {type(data['training']).__name__}, not dict"
     try:
         MultiwordLexicon.from_dict(data.get("multiword_tokens", {}))
+        SentenceSplitter.from_dict(data.get("sentence_splitter", {}))
     except ValueError as error:
         return str(error)
     return None

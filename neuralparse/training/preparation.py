@@ -34,6 +34,8 @@ from neuralparse.datasets import DatasetError
 from neuralparse.errors import InputError
 from neuralparse.io import Sentence, read_conllu
 from neuralparse.io.multiword import MultiwordLexicon
+from neuralparse.io.raw import Segmentation
+from neuralparse.io.sentence_splitter import SentenceSplitter
 from neuralparse.model.contextual import ContextualEncoder
 from neuralparse.model.inputs import EncodedCorpus
 from neuralparse.model.vectors import check_vectors_source
@@ -63,8 +65,9 @@ class Prepared:
     transform_report: TransformReport
     not_reproduced: int
     unseen_dev_labels: Counter[str] = field(default_factory=Counter)
-    multiwords: MultiwordLexicon = field(default_factory=MultiwordLexicon)
-    """The training treebank's multiword tokens, which split raw text at prediction."""
+    segmentation: Segmentation = field(default_factory=Segmentation)
+    """What the training treebank says of segmenting raw text (its multiword tokens, where it
+    ends sentences), used at prediction."""
 
 
 def check_system_name(name: str) -> None:
@@ -243,13 +246,7 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
     vocabs = vocabularies_for(train_sentences, model_cfg, contextual and contextual.spec)
     if hint := rich_morphology_hint(train_sentences, model_settings):
         log.info(hint)
-    multiwords = MultiwordLexicon.from_sentences(train_sentences)
-    if multiwords:
-        log.info(
-            "raw text: %d forms that the training set writes as multiword tokens are split into "
-            "their words at prediction",
-            len(multiwords),
-        )
+    segmentation = learn_segmentation(train_sentences)
     start = time.perf_counter()
     examples, reproduced = extract_oracle_examples(
         system, trees, chunk_size=cfg.trainer.oracle_batch_size, device=device or "cpu"
@@ -280,5 +277,21 @@ def prepare(cfg: TrainConfig | DictConfig, device: torch.device | None = None) -
         transform_report=report,
         not_reproduced=failed,
         unseen_dev_labels=unseen,
-        multiwords=multiwords,
+        segmentation=segmentation,
     )
+
+
+def learn_segmentation(sentences: Sequence[Sentence]) -> Segmentation:
+    """Where the training set ends sentences and which forms it writes as multiword tokens,
+    for segmenting raw text at prediction (logged)."""
+    start = time.perf_counter()
+    splitter = SentenceSplitter.train(sentences)
+    multiwords = MultiwordLexicon.from_sentences(sentences)
+    log.info(
+        "raw text: sentence splitter learned (%d weights) and %d forms that the training set "
+        "writes as multiword tokens, in %.1fs",
+        len(splitter.weights),
+        len(multiwords),
+        time.perf_counter() - start,
+    )
+    return Segmentation(multiwords, splitter)

@@ -437,7 +437,7 @@ def _evaluate_and_save(
             system=data.system,
             system_options=data.system_options,
             vocabs=data.vocabs,
-            multiwords=data.multiwords,
+            segmentation=data.segmentation,
             config=config_dict,
             dev_metrics={k: v for k, v in scores.items() if not isinstance(v, dict | list)},
             training=training,
