@@ -40,3 +40,9 @@ def ud_root() -> Path:
     if not SHARED_UD.is_dir():
         pytest.skip(f"shared UD treebanks not found at {SHARED_UD}")
     return SHARED_UD
+
+
+@pytest.fixture(scope="session")
+def spacy_installed() -> None:
+    """Skips a test of raw text without spaCy (the optional ``text`` extra)."""
+    pytest.importorskip("spacy")

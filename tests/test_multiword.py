@@ -98,11 +98,6 @@ def test_the_lexicon_travels_as_plain_data_and_refuses_bad_data() -> None:
             MultiwordLexicon.from_dict(bad)
 
 
-@pytest.fixture(scope="module")
-def spacy_installed() -> None:
-    pytest.importorskip("spacy")
-
-
 def test_raw_text_writes_multiword_tokens_over_their_words(spacy_installed: None) -> None:
     lexicon = MultiwordLexicon({"du": ("de", "le"), "au": ("à", "le")})
     (sentence,) = raw_sentences(
@@ -181,16 +176,27 @@ def test_predict_splits_multiword_tokens_in_raw_text(
     assert [s.to_conllu() for s in api] == [s.to_conllu() for s in parsed]
 
 
-def test_checkpoints_without_multiword_tokens_load_and_bad_ones_are_refused(
-    checkpoint: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("entry", "bad", "reason"),
+    [
+        ("multiword_tokens", {"zz": ["only one"]}, r"zz.*two or more words"),
+        ("sentence_splitter", {"bias": "high"}, "not a number"),
+    ],
+)
+def test_checkpoints_without_segmentation_load_and_bad_ones_are_refused(
+    checkpoint: Path, tmp_path: Path, entry: str, bad: dict, reason: str
 ) -> None:
     data = load_checkpoint(checkpoint)
-    del data["multiword_tokens"]  # as written before neuralparse recorded them
+    del data[entry]  # as written before neuralparse learned what it says of raw text
     older = tmp_path / "older.pt"
     torch.save(data, older)
-    assert len(load_parser(older).multiwords) == 0
-    data["multiword_tokens"] = {"zz": ["only one"]}
+    segmentation = load_parser(older).segmentation()
+    if entry == "multiword_tokens":
+        assert len(segmentation.multiwords) == 0 and segmentation.sentences is not None
+    else:
+        assert segmentation.sentences is None and len(segmentation.multiwords) == 1
+    data[entry] = bad
     broken = tmp_path / "broken.pt"
     torch.save(data, broken)
-    with pytest.raises(CheckpointError, match=r"zz.*two or more words"):
+    with pytest.raises(CheckpointError, match=reason):
         load_checkpoint(broken)

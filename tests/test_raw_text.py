@@ -70,11 +70,6 @@ def paragraphs_of(sentences: list[Sentence]) -> list[str]:
     return paragraphs
 
 
-@pytest.fixture(scope="module")
-def spacy_installed() -> None:
-    pytest.importorskip("spacy")
-
-
 def test_the_text_of_every_paragraph_comes_back(spacy_installed: None) -> None:
     sentences = list(iter_raw(TEXT, lang="en"))
     assert paragraphs_of(sentences) == PARAGRAPHS

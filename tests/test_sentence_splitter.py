@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from neuralparse import Parser
 from neuralparse.errors import InputError
@@ -19,7 +18,6 @@ from neuralparse.io.sentence_splitter import (
     shape,
     surface_tokens,
 )
-from neuralparse.runtime.checkpoint import CheckpointError, load_checkpoint, load_parser
 from neuralparse.training.trainer import train
 from tests.parser_fixtures import make_corpus
 from tests.test_predict import predict
@@ -93,11 +91,6 @@ def test_the_weights_travel_as_plain_data_and_bad_data_is_refused() -> None:
             SentenceSplitter.from_dict(bad)
 
 
-@pytest.fixture(scope="module")
-def spacy_installed() -> None:
-    pytest.importorskip("spacy")
-
-
 def test_raw_text_ends_sentences_where_the_splitter_says(spacy_installed: None) -> None:
     text = "Lists follow x: a visit to Dr. Smith yes. Lists follow z:\n\nDr. Who:"
     learned = Segmentation(sentences=SentenceSplitter.train(treebank()))
@@ -151,19 +144,3 @@ def test_predict_ends_sentences_as_the_training_set_does(
     assert [s.forms for s in parser.parse("w1 w2 ; w3", raw=True)] == [["w1", "w2", ";"], ["w3"]]
     with pytest.raises(InputError, match="sentence_splitter"):
         parser.parse("w1", raw=True, sentence_splitter="commas")
-
-
-def test_checkpoints_without_a_splitter_use_the_sentencizer_and_bad_ones_are_refused(
-    checkpoint: Path, tmp_path: Path
-) -> None:
-    data = load_checkpoint(checkpoint)
-    del data["sentence_splitter"]  # as written before neuralparse learned it
-    older = tmp_path / "older.pt"
-    torch.save(data, older)
-    assert load_parser(older).sentence_splitter is None
-    assert load_parser(older).segmentation().sentences is None
-    data["sentence_splitter"] = {"bias": "high"}
-    broken = tmp_path / "broken.pt"
-    torch.save(data, broken)
-    with pytest.raises(CheckpointError, match="not a number"):
-        load_checkpoint(broken)
