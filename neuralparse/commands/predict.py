@@ -77,7 +77,8 @@ class PredictConfig:
     output: str = "-"
     input_format: str = "auto"
     """auto (from the first lines), conllu, text, or raw (untokenized text that spaCy's
-    rule-based tokenizer and sentencizer split; ``pip install 'neuralparse[text]'``)."""
+    rule-based tokenizer splits, refined by what the model learned of its training treebank:
+    sentence_splitter, multiword_tokens; ``pip install 'neuralparse[text]'``)."""
     lang: str | None = None
     """spaCy language code for input_format=raw (default: the model's treebank's, else xx)."""
     multiword_tokens: bool = True

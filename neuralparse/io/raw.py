@@ -1,4 +1,5 @@
-"""Raw (untokenized) text for prediction: spaCy's rule-based tokenizer and sentencizer.
+"""Raw (untokenized) text for prediction: spaCy's rule-based tokenizer and sentencizer,
+refined by what a model learned of its training treebank's segmentation.
 
 ``input_format=raw`` reads running text, tokenizes it and splits it into sentences with the
 *blank* spaCy pipeline of a language (``spacy.blank(lang)`` and the rule-based
@@ -147,7 +148,7 @@ def resolve_language(lang: str | None, config: Mapping[str, Any]) -> str:
     else :data:`DEFAULT_LANGUAGE`.  Logs the choice."""
     if lang is not None:
         blank_pipeline(lang)
-        log.info("raw text: spaCy's blank %r tokenizer and sentencizer (lang=%s)", lang, lang)
+        log.info("raw text: spaCy's blank %r tokenizer (lang=%s)", lang, lang)
         return lang
     found = model_language(config)
     if found is not None:
@@ -161,7 +162,7 @@ def resolve_language(lang: str | None, config: Mapping[str, Any]) -> str:
                 DEFAULT_LANGUAGE,
             )
         else:
-            log.info("raw text: spaCy's blank %r tokenizer and sentencizer (the model's)", found)
+            log.info("raw text: spaCy's blank %r tokenizer (the model's)", found)
             return found
     else:
         log.info(
