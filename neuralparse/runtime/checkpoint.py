@@ -107,12 +107,14 @@ class LoadedParser:
             )
         multiwords = self.multiwords if multiword_tokens else MultiwordLexicon()
         learned = self.sentence_splitter if sentence_splitter == "learned" else None
-        if sentence_splitter == "learned" and learned is None:
-            log.info("raw text: the checkpoint has no sentence splitter; spaCy's sentencizer")
+        if learned is not None:
+            ends = "where the training treebank ends them"
+        elif sentence_splitter == "learned":
+            ends = "at punctuation (spaCy's sentencizer: the checkpoint has no learned splitter)"
+        else:
+            ends = "at punctuation (spaCy's sentencizer)"
         log.info(
-            "raw text: sentences end %s; %d forms split as multiword tokens",
-            "where the training treebank ends them" if learned else "at punctuation",
-            len(multiwords),
+            "raw text: sentences end %s; %d forms split as multiword tokens", ends, len(multiwords)
         )
         return Segmentation(multiwords, learned)
 
