@@ -122,6 +122,19 @@ def test_a_glued_multiword_token_keeps_space_after_on_its_own_line(spacy_install
     assert all(line.endswith("\t_") for line in lines if line.startswith(("3\t", "4\t")))
 
 
+def test_glued_tokens_that_are_a_multiword_tokens_words_go_under_it(spacy_installed: None) -> None:
+    # spaCy's English rules split don't into do n't, the words English-EWT writes under it.
+    lexicon = MultiwordLexicon({"don't": ("do", "n't"), "cannot": ("can", "not")})
+    text = "Don't go, I cannot. We do n't."
+    (first, second) = raw_sentences([text], lang="en", segmentation=Segmentation(lexicon))
+    assert first.forms == ["Do", "n't", "go", ",", "I", "can", "not", "."]
+    assert first.multiword_tokens() == [(1, 2, "Don't"), (6, 7, "cannot")]
+    assert "\n6-7\tcannot\t" in first.to_conllu()
+    assert second.multiword_tokens() == []  # written apart: two tokens
+    assert lexicon.joins(["do", "n't"]) and not lexicon.joins(["do", "not"])
+    assert not lexicon.joins(["don't"])
+
+
 # -- trained, saved, loaded, parsed ----------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ for an upper-case form, the first word's first letter upper-case for a capitaliz
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -96,6 +96,12 @@ class MultiwordLexicon:
             return found
         seen = self._folded.get(form.lower())
         return None if seen is None else _cased(form, seen, self.entries[seen])
+
+    def joins(self, forms: Sequence[str]) -> bool:
+        """Whether ``forms`` written together are a multiword token over exactly these words
+        (English ``do`` ``n't``, as ``don't``), ignoring case."""
+        words = self.words("".join(forms)) if len(forms) > 1 else None
+        return words is not None and [w.lower() for w in words] == [f.lower() for f in forms]
 
     def to_dict(self) -> dict[str, list[str]]:
         """Plain data for a checkpoint."""

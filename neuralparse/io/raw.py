@@ -27,7 +27,9 @@ sentences end instead of the sentencizer.  The tokenizer's splits are taken as t
 multiword token ``don't``), and each token is one syntactic word, unless its
 :class:`~neuralparse.io.multiword.MultiwordLexicon` says that the token's form stands for
 several: then it is written as a multiword token over those words (French ``du`` as ``de
-le``), and ``SpaceAfter=No`` goes on the token's line.
+le``), and ``SpaceAfter=No`` goes on the token's line.  Tokens written without a space between
+them that are the words of one of its multiword tokens are written under it (English ``do``
+``n't`` under ``don't``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import bisect
 import functools
 import logging
 import pkgutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +53,7 @@ from neuralparse.io.sources import Source, open_lines, text_lines, undecodable
 if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc, Span
+    from spacy.tokens import Token as SpacyToken
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,9 @@ exceptions, English ``n't`` splitting say, would do harm elsewhere)."""
 
 MAX_PARAGRAPH_CHARS = 100_000
 """A paragraph is cut at the first line break after this many characters (memory bound)."""
+
+MAX_GLUED_TOKENS = 3
+"""The most tokenizer tokens that are written under one multiword token of the model's."""
 
 PARAGRAPHS_PER_BATCH = 64
 """Paragraphs that spaCy tokenizes together (``nlp.pipe``'s ``batch_size``)."""
@@ -226,22 +232,38 @@ def _conllu_block(span: Span, first: bool, last: bool, multiwords: MultiwordLexi
     lines = ["# newpar\n"] if first else []
     lines.append(f"# text = {span.text}\n")
     empty_columns = "\t".join([UNSPECIFIED] * 7)
-    final = len(span) - 1
-    word = 0
-    for index, token in enumerate(span):
-        joined = not token.whitespace_ and not (last and index == final)
+    tokens = list(span)
+    word = index = 0
+    while index < len(tokens):
+        size = _glued_token(tokens, index, multiwords)
+        run = tokens[index : index + size]
+        index += size
+        joined = not run[-1].whitespace_ and not (last and index == len(tokens))
         misc = _SPACE_AFTER_NO if joined else UNSPECIFIED
-        words = multiwords.words(token.text)
+        form = "".join(token.text for token in run)
+        words = [token.text for token in run] if size > 1 else multiwords.words(form)
         if words is None:
             word += 1
-            lines.append(f"{word}\t{token.text}\t{empty_columns}\t{misc}\n")
+            lines.append(f"{word}\t{form}\t{empty_columns}\t{misc}\n")
             continue
-        lines.append(f"{word + 1}-{word + len(words)}\t{token.text}\t{empty_columns}\t{misc}\n")
-        for form in words:
+        lines.append(f"{word + 1}-{word + len(words)}\t{form}\t{empty_columns}\t{misc}\n")
+        for written in words:
             word += 1
-            lines.append(f"{word}\t{form}\t{empty_columns}\t{UNSPECIFIED}\n")
+            lines.append(f"{word}\t{written}\t{empty_columns}\t{UNSPECIFIED}\n")
     lines.append("\n")
     return "".join(lines)
+
+
+def _glued_token(tokens: Sequence[SpacyToken], start: int, multiwords: MultiwordLexicon) -> int:
+    """How many tokens from ``start`` on make one multiword token of ``multiwords``, being
+    its words and written without a space between them (English ``do`` ``n't`` under
+    ``don't``); 1 when none do."""
+    for size in range(MAX_GLUED_TOKENS, 1, -1):
+        run = tokens[start : start + size]
+        glued = len(run) == size and not any(token.whitespace_ for token in run[:-1])
+        if glued and multiwords.joins([token.text for token in run]):
+            return size
+    return 1
 
 
 def _sentences(doc: Doc, splitter: SentenceSplitter | None) -> list[Span]:
