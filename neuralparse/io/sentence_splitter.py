@@ -101,33 +101,21 @@ def paragraphs_of(sentences: Iterable[Sentence]) -> list[tuple[list[Token], list
 
 
 def surface_tokens(sentence: Sentence) -> list[Token]:
-    """The tokens of a read sentence: a multiword token's surface form in place of its words,
-    ``SpaceAfter=No`` from MISC (of the multiword token's line for one)."""
-    ranges = {first: (last, form) for first, last, form in sentence.multiword_tokens()}
-    misc_of_range = _range_misc(sentence)
+    """The tokens of a sentence, read from its CoNLL-U lines in one pass: a multiword token's
+    line in place of its words' lines, ``SpaceAfter=No`` from the MISC of the line kept."""
     tokens = []
-    word = 1
-    while word <= len(sentence):
-        if word in ranges:
-            last, form = ranges[word]
-            misc = misc_of_range.get(word, "_")
-            word = last + 1
-        else:
-            form, misc = sentence.forms[word - 1], sentence.misc[word - 1]
-            word += 1
-        tokens.append(Token(form, "SpaceAfter=No" not in misc.split("|")))
-    return tokens
-
-
-def _range_misc(sentence: Sentence) -> dict[int, str]:
-    """MISC of each multiword token line, by its first word."""
-    misc = {}
+    covered = 0  # the last word under a multiword token seen so far
     for line in sentence.to_conllu().splitlines():
         cells = line.split("\t")
-        first, dash, _ = cells[0].partition("-")
-        if dash and len(cells) == 10 and first.isdigit():
-            misc[int(first)] = cells[9]
-    return misc
+        if len(cells) != 10:  # a comment
+            continue
+        first, dash, last = cells[0].partition("-")
+        if dash:
+            covered = int(last)
+        elif not first.isdigit() or int(first) <= covered:  # an empty node, or a word under one
+            continue
+        tokens.append(Token(cells[1], "SpaceAfter=No" not in cells[9].split("|")))
+    return tokens
 
 
 @dataclass(frozen=True)
